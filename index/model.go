@@ -1,0 +1,130 @@
+package index
+
+import "github.com/goccy/go-json"
+
+// Data is everything a snapshot holds, in the shape the loader reads and
+// writes. Build turns it into an Index. Timestamps are already in the
+// served form "YYYY-MM-DD HH:MM:SSZ", which sorts like the time it names.
+type Data struct {
+	CWEs    []CWE
+	CVEs    []CVE
+	Reports []Report
+}
+
+// CWE is one entry of MITRE's catalog: a weakness, a category or a view.
+// Its JSON form is the API's CWE object.
+type CWE struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+}
+
+// CVE is one vulnerability record as served by GET /cve/{name}, plus the
+// metrics the change tracker compares (never served).
+type CVE struct {
+	Name       string      `json:"name"`
+	Summary    string      `json:"summary"`
+	CreatedAt  string      `json:"created_at"`
+	UpdatedAt  string      `json:"updated_at"`
+	CPEs       []CPE       `json:"cpes"`
+	CWEs       []string    `json:"cwes"`
+	CVSS       CVSS        `json:"cvss"`
+	References []Reference `json:"references"`
+	// Metrics lists every CVSS metric of the record, one per (version,
+	// source), for change tracking. It is stored in snapshots but is not
+	// part of the API body.
+	Metrics []Metric `json:"metrics,omitempty"`
+}
+
+// CPE is one cpeMatch entry of a CVE. URI is NVD's criteria string as
+// published (CPE-escaped); Vendor, Product and Version are its components
+// with the escaping removed. The range bounds are NVD's text, present only
+// when the source has them.
+type CPE struct {
+	ID                    int64  `json:"cpe_id"`
+	URI                   string `json:"uri"`
+	Vendor                string `json:"vendor"`
+	Product               string `json:"product"`
+	Version               string `json:"version"`
+	Vulnerable            bool   `json:"vulnerable"`
+	VersionStartIncluding string `json:"version_start_including,omitempty"`
+	VersionStartExcluding string `json:"version_start_excluding,omitempty"`
+	VersionEndIncluding   string `json:"version_end_including,omitempty"`
+	VersionEndExcluding   string `json:"version_end_excluding,omitempty"`
+}
+
+// CVSS is the cvss member of a CVE: the v2 metric's fields, or nulls and
+// the score of the best newer metric, or nulls and 0.
+type CVSS struct {
+	AccessComplexity      *string `json:"access_complexity"`
+	AccessVector          *string `json:"access_vector"`
+	Authentication        *string `json:"authentication"`
+	AvailabilityImpact    *string `json:"availability_impact"`
+	ConfidentialityImpact *string `json:"confidentiality_impact"`
+	IntegrityImpact       *string `json:"integrity_impact"`
+	Source                *string `json:"source"`
+	Score                 float64 `json:"score"`
+}
+
+// Reference is one reference of a CVE.
+type Reference struct {
+	Description string `json:"description"`
+	Link        string `json:"link"`
+	Source      string `json:"source"`
+	Type        string `json:"type"`
+}
+
+// Metric is one CVSS metric of a CVE: its version ("2.0", "3.0", "3.1",
+// "4.0"), source, NVD type (Primary or Secondary) and base score. ID names
+// the (CVE, version, source) record across builds; 0 until change tracking
+// assigns it.
+type Metric struct {
+	ID      int64   `json:"id,omitempty"`
+	Version string  `json:"version"`
+	Source  string  `json:"source"`
+	Type    string  `json:"type"`
+	Score   float64 `json:"score"`
+}
+
+// Report groups the alerts of one build compared with the previous one.
+type Report struct {
+	ID        string  `json:"id"`
+	CreatedAt string  `json:"created_at"`
+	Alerts    []Alert `json:"alerts"`
+}
+
+// Alert says that one CVE is new or changed, for which vendors and
+// products, and what changed.
+type Alert struct {
+	ID        int64    `json:"id"`
+	CVE       string   `json:"cve"`
+	CreatedAt string   `json:"created_at"`
+	Handlers  Handlers `json:"handlers"`
+	Events    []Event  `json:"events"`
+}
+
+// Handlers are the vendor and product names an alert concerns.
+type Handlers struct {
+	Products []string `json:"products"`
+	Vendors  []string `json:"vendors"`
+}
+
+// Event is one change of an alert. Details is the JSON object whose shape
+// Type selects.
+type Event struct {
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"created_at"`
+	Details   json.RawMessage `json:"details"`
+}
+
+// Event types in the order the API lists them within one created_at.
+const (
+	EventNewCVE            = "New CVE"
+	EventSummaryChanged    = "Summary changed"
+	EventCPEsChanged       = "CPEs changed"
+	EventCVSSChanged       = "CVSS changed"
+	EventCWEsChanged       = "CWEs changed"
+	EventReferencesChanged = "References changed"
+)

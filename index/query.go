@@ -1,0 +1,248 @@
+package index
+
+import "strconv"
+
+// List is an ordered list of pre-encoded JSON items. The zero List is
+// empty. A List is a view into an Index and shares its immutability.
+type List struct {
+	src [][]byte
+	ids []int32 // positions into src; nil when src itself is the list
+	sub bool    // ids is in use (an empty ids still means an empty list)
+}
+
+func direct(items [][]byte) List              { return List{src: items} }
+func indirect(src [][]byte, ids []int32) List { return List{src: src, ids: ids, sub: true} }
+
+// Len is the number of items.
+func (l List) Len() int {
+	if l.sub {
+		return len(l.ids)
+	}
+	return len(l.src)
+}
+
+func (l List) item(i int) []byte {
+	if l.sub {
+		return l.src[l.ids[i]]
+	}
+	return l.src[i]
+}
+
+// bounds returns the half-open item range of a 1-based page.
+func (l List) bounds(page, size int) (from, to int) {
+	n := l.Len()
+	if page < 1 || size < 1 || int64(page-1)*int64(size) >= int64(n) {
+		return 0, 0
+	}
+	from = (page - 1) * size
+	return from, min(from+size, n)
+}
+
+// AppendPage appends page (1-based) of size items as a JSON array to dst
+// and returns the extended buffer; a page past the end is "[]". It grows
+// dst once, to the exact size needed.
+func (l List) AppendPage(dst []byte, page, size int) []byte {
+	from, to := l.bounds(page, size)
+	return l.appendRange(dst, from, to)
+}
+
+// AppendAll appends the whole list as one JSON array.
+func (l List) AppendAll(dst []byte) []byte { return l.appendRange(dst, 0, l.Len()) }
+
+func (l List) appendRange(dst []byte, from, to int) []byte {
+	need := 2
+	for i := from; i < to; i++ {
+		need += len(l.item(i)) + 1
+	}
+	if cap(dst)-len(dst) < need {
+		grown := make([]byte, len(dst), len(dst)+need)
+		copy(grown, dst)
+		dst = grown
+	}
+	dst = append(dst, '[')
+	for i := from; i < to; i++ {
+		if i > from {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, l.item(i)...)
+	}
+	return append(dst, ']')
+}
+
+// Meta returns what the Index was built from.
+func (ix *Index) Meta() Meta { return ix.meta }
+
+// ETag is the entity tag of every response built from this Index, quoted.
+func (ix *Index) ETag() string { return ix.etag }
+
+// Counts returns the number of records of each kind.
+func (ix *Index) Counts() Counts { return ix.counts }
+
+// CWEs lists every CWE, by number ascending.
+func (ix *Index) CWEs() List { return direct(ix.cwes) }
+
+// CWE returns the body of the CWE named name, matched case-insensitively.
+func (ix *Index) CWE(name string) ([]byte, bool) {
+	p, ok := ix.cwePos(name)
+	if !ok {
+		return nil, false
+	}
+	return ix.cwes[p], true
+}
+
+// CWECVEs lists the CVEs citing the CWE named name. ok is false when the
+// catalog has no such CWE (even if CVEs cite it).
+func (ix *Index) CWECVEs(name string) (l List, ok bool) {
+	p, ok := ix.cwePos(name)
+	if !ok {
+		return List{}, false
+	}
+	return indirect(ix.cveSummaries, ix.cweCVEs[p]), true
+}
+
+func (ix *Index) cwePos(name string) (int32, bool) {
+	var buf [32]byte
+	key, ok := upper(buf[:0], name)
+	if !ok {
+		return 0, false
+	}
+	p, ok := ix.cweByName[string(key)]
+	return p, ok
+}
+
+// CVEs lists every CVE in band (BandNone: all of them), newest updated_at
+// first.
+func (ix *Index) CVEs(b Band) List {
+	if b == BandNone {
+		return direct(ix.cveSummaries)
+	}
+	return indirect(ix.cveSummaries, ix.bands[b])
+}
+
+// CVE returns the full body of the CVE named name, matched
+// case-insensitively.
+func (ix *Index) CVE(name string) ([]byte, bool) {
+	var buf [32]byte
+	key, ok := upper(buf[:0], name)
+	if !ok {
+		return nil, false
+	}
+	p, ok := ix.cveByName[string(key)]
+	if !ok {
+		return nil, false
+	}
+	return ix.cveBodies[p], true
+}
+
+// Vendors lists every vendor, by name.
+func (ix *Index) Vendors() List { return direct(ix.vendors) }
+
+// Vendor returns the body of the vendor named name (exact match).
+func (ix *Index) Vendor(name string) ([]byte, bool) {
+	v, ok := ix.vendorByName[name]
+	if !ok {
+		return nil, false
+	}
+	return v.body, true
+}
+
+// VendorCVEs lists the CVEs naming the vendor in some CPE.
+func (ix *Index) VendorCVEs(name string) (List, bool) {
+	v, ok := ix.vendorByName[name]
+	if !ok {
+		return List{}, false
+	}
+	return indirect(ix.cveSummaries, v.cves), true
+}
+
+// Products lists the products of the vendor, by name.
+func (ix *Index) Products(vendorName string) (List, bool) {
+	v, ok := ix.vendorByName[vendorName]
+	if !ok {
+		return List{}, false
+	}
+	return direct(v.products), true
+}
+
+// Product returns the body of a vendor's product. vendorOK tells whether
+// the vendor exists, so callers can say which of the two is missing.
+func (ix *Index) Product(vendorName, productName string) (body []byte, vendorOK, ok bool) {
+	p, vendorOK := ix.product(vendorName, productName)
+	if p == nil {
+		return nil, vendorOK, false
+	}
+	return p.body, true, true
+}
+
+// ProductCVEs lists the CVEs naming the vendor-and-product pair.
+func (ix *Index) ProductCVEs(vendorName, productName string) (l List, vendorOK, ok bool) {
+	p, vendorOK := ix.product(vendorName, productName)
+	if p == nil {
+		return List{}, vendorOK, false
+	}
+	return indirect(ix.cveSummaries, p.cves), true, true
+}
+
+func (ix *Index) product(vendorName, productName string) (*product, bool) {
+	v, ok := ix.vendorByName[vendorName]
+	if !ok {
+		return nil, false
+	}
+	return v.byName[productName], true
+}
+
+// Reports lists every report, newest first.
+func (ix *Index) Reports() List { return direct(ix.reports) }
+
+// Report returns the body of the report with the given id.
+func (ix *Index) Report(id string) ([]byte, bool) {
+	r, ok := ix.reportByID[id]
+	if !ok {
+		return nil, false
+	}
+	return r.body, true
+}
+
+// ReportAlerts returns the JSON array of a report's alert summaries.
+func (ix *Index) ReportAlerts(id string) ([]byte, bool) {
+	r, ok := ix.reportByID[id]
+	if !ok {
+		return nil, false
+	}
+	return r.alerts, true
+}
+
+// AlertEvents returns the JSON array of the events of alert alertID within
+// report reportID. reportOK tells whether the report exists; an alert of
+// another report is not found.
+func (ix *Index) AlertEvents(reportID, alertID string) (body []byte, reportOK, ok bool) {
+	r, ok := ix.reportByID[reportID]
+	if !ok {
+		return nil, false, false
+	}
+	id, err := strconv.ParseInt(alertID, 10, 64)
+	if err != nil {
+		return nil, true, false
+	}
+	body, ok = r.events[id]
+	return body, true, ok
+}
+
+// upper appends s in ASCII upper case to dst; ok is false when s cannot be
+// a CVE or CWE name (too long for dst's capacity or not ASCII).
+func upper(dst []byte, s string) ([]byte, bool) {
+	if len(s) > cap(dst)-len(dst) {
+		return dst, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return dst, false
+		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
