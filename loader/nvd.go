@@ -1,0 +1,472 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// nvdRecord is one element of a feed's "vulnerabilities" array, holding
+// only the fields vulnd maps.
+type nvdRecord struct {
+	CVE *nvdCVE `json:"cve"`
+}
+
+type nvdCVE struct {
+	ID             string          `json:"id"`
+	Published      string          `json:"published"`
+	LastModified   string          `json:"lastModified"`
+	Descriptions   []nvdLangString `json:"descriptions"`
+	Metrics        nvdMetrics      `json:"metrics"`
+	Weaknesses     []nvdWeakness   `json:"weaknesses"`
+	Configurations []nvdConfig     `json:"configurations"`
+	References     []nvdReference  `json:"references"`
+}
+
+type nvdLangString struct {
+	Lang  string `json:"lang"`
+	Value string `json:"value"`
+}
+
+type nvdMetrics struct {
+	V2  []nvdMetric `json:"cvssMetricV2"`
+	V30 []nvdMetric `json:"cvssMetricV30"`
+	V31 []nvdMetric `json:"cvssMetricV31"`
+	V40 []nvdMetric `json:"cvssMetricV40"`
+}
+
+type nvdMetric struct {
+	Source   string `json:"source"`
+	Type     string `json:"type"`
+	CVSSData struct {
+		BaseScore             *float64 `json:"baseScore"`
+		AccessVector          *string  `json:"accessVector"`
+		AccessComplexity      *string  `json:"accessComplexity"`
+		Authentication        *string  `json:"authentication"`
+		ConfidentialityImpact *string  `json:"confidentialityImpact"`
+		IntegrityImpact       *string  `json:"integrityImpact"`
+		AvailabilityImpact    *string  `json:"availabilityImpact"`
+	} `json:"cvssData"`
+}
+
+type nvdWeakness struct {
+	Description []nvdLangString `json:"description"`
+}
+
+type nvdConfig struct {
+	Nodes []struct {
+		CPEMatch []nvdCPEMatch `json:"cpeMatch"`
+	} `json:"nodes"`
+}
+
+type nvdCPEMatch struct {
+	Vulnerable            bool    `json:"vulnerable"`
+	Criteria              string  `json:"criteria"`
+	VersionStartIncluding *string `json:"versionStartIncluding"`
+	VersionStartExcluding *string `json:"versionStartExcluding"`
+	VersionEndIncluding   *string `json:"versionEndIncluding"`
+	VersionEndExcluding   *string `json:"versionEndExcluding"`
+}
+
+type nvdReference struct {
+	URL    string   `json:"url"`
+	Source string   `json:"source"`
+	Tags   []string `json:"tags"`
+}
+
+// feedRecord is a mapped CVE with what merging needs: the full-precision
+// lastModified and where the record came from.
+type feedRecord struct {
+	cve      index.CVE
+	modified time.Time
+}
+
+// decodeFeed streams the "vulnerabilities" array of one NVD CVE API 2.0
+// feed document from r, mapping each record and passing it to emit in
+// document order. name is used in errors only.
+func decodeFeed(r io.Reader, name string, emit func(*feedRecord) error) error {
+	dec := json.NewDecoder(r)
+	fail := func(err error) error { return fmt.Errorf("loader: feed %s: %w", name, err) }
+	if err := expectDelim(dec, '{'); err != nil {
+		return fail(fmt.Errorf("not an NVD feed object: %w", err))
+	}
+	seen := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return fail(fmt.Errorf("unexpected %v", tok))
+		}
+		if key != "vulnerabilities" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return fail(fmt.Errorf("%s: %w", key, err))
+			}
+			continue
+		}
+		seen = true
+		if err := expectDelim(dec, '['); err != nil {
+			return fail(fmt.Errorf("vulnerabilities: %w", err))
+		}
+		for i := 0; dec.More(); i++ {
+			var rec nvdRecord
+			if err := dec.Decode(&rec); err != nil {
+				return fail(fmt.Errorf("record %d: %w", i+1, err))
+			}
+			if rec.CVE == nil {
+				return fail(fmt.Errorf("record %d: no \"cve\" object", i+1))
+			}
+			fr, err := mapCVE(rec.CVE)
+			if err != nil {
+				id := rec.CVE.ID
+				if id == "" {
+					id = fmt.Sprintf("record %d", i+1)
+				}
+				return fail(fmt.Errorf("%s: %w", id, err))
+			}
+			if err := emit(fr); err != nil {
+				return err
+			}
+		}
+		if err := expectDelim(dec, ']'); err != nil {
+			return fail(fmt.Errorf("vulnerabilities: %w", err))
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return fail(err)
+	}
+	if !seen {
+		return fail(errors.New("no \"vulnerabilities\" array"))
+	}
+	return nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("expected %q, found %v", string(want), tok)
+	}
+	return nil
+}
+
+var cveIDPattern = regexp.MustCompile(`^CVE-[0-9]{4}-[0-9]{4,9}$`)
+
+// mapCVE turns one NVD record into the API's CVE, following the rules of
+// the API decisions.
+func mapCVE(n *nvdCVE) (*feedRecord, error) {
+	if n.ID == "" {
+		return nil, errors.New("record has no id")
+	}
+	if !cveIDPattern.MatchString(n.ID) {
+		return nil, fmt.Errorf("malformed id %q", n.ID)
+	}
+	published, err := parseNVDTime(n.Published)
+	if err != nil {
+		return nil, fmt.Errorf("published: %w", err)
+	}
+	modified, err := parseNVDTime(n.LastModified)
+	if err != nil {
+		return nil, fmt.Errorf("lastModified: %w", err)
+	}
+	c := index.CVE{
+		Name:      n.ID,
+		Summary:   summaryOf(n.Descriptions),
+		CreatedAt: formatTime(published),
+		UpdatedAt: formatTime(modified),
+	}
+	if c.CVSS, c.Metrics, err = mapMetrics(&n.Metrics); err != nil {
+		return nil, err
+	}
+	if c.CWEs, err = mapCWEs(n.Weaknesses); err != nil {
+		return nil, err
+	}
+	if c.CPEs, err = mapCPEs(n.Configurations); err != nil {
+		return nil, err
+	}
+	c.References = make([]index.Reference, len(n.References))
+	for i, r := range n.References {
+		c.References[i] = mapReference(r)
+	}
+	return &feedRecord{cve: c, modified: modified}, nil
+}
+
+// summaryOf picks the English description: "en", else "en-US", else the
+// first one.
+func summaryOf(ds []nvdLangString) string {
+	for _, lang := range []string{"en", "en-US"} {
+		for _, d := range ds {
+			if d.Lang == lang {
+				return d.Value
+			}
+		}
+	}
+	if len(ds) > 0 {
+		return ds[0].Value
+	}
+	return ""
+}
+
+// NVD writes times in UTC without a zone ("2024-06-07T10:15:12.293");
+// RFC 3339 forms with a zone are accepted too.
+var nvdTimeLayouts = []string{"2006-01-02T15:04:05.999999999", time.RFC3339Nano}
+
+func parseNVDTime(s string) (time.Time, error) {
+	for _, layout := range nvdTimeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("bad timestamp %q", s)
+}
+
+// TimeLayout is how the API writes timestamps: UTC, whole seconds.
+const TimeLayout = "2006-01-02 15:04:05Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// metricVersions lists NVD's metric arrays in the order the cvss fallback
+// prefers them after v2, with the version each stands for.
+func mapMetrics(m *nvdMetrics) (index.CVSS, []index.Metric, error) {
+	groups := []struct {
+		version string
+		list    []nvdMetric
+	}{{"2.0", m.V2}, {"3.1", m.V31}, {"3.0", m.V30}, {"4.0", m.V40}}
+	var all []index.Metric
+	for _, g := range groups {
+		for _, x := range g.list {
+			s := x.CVSSData.BaseScore
+			if s == nil {
+				return index.CVSS{}, nil, fmt.Errorf("cvss %s metric from %q has no baseScore", g.version, x.Source)
+			}
+			if math.IsNaN(*s) || *s < 0 || *s > 10 {
+				return index.CVSS{}, nil, fmt.Errorf("cvss %s metric from %q: baseScore %v out of range", g.version, x.Source, *s)
+			}
+			all = append(all, index.Metric{Version: g.version, Source: x.Source, Type: x.Type, Score: *s})
+		}
+	}
+	var out index.CVSS
+	if v2 := primaryFirst(m.V2); v2 != nil {
+		d := &v2.CVSSData
+		out = index.CVSS{
+			AccessComplexity:      d.AccessComplexity,
+			AccessVector:          d.AccessVector,
+			Authentication:        d.Authentication,
+			AvailabilityImpact:    d.AvailabilityImpact,
+			ConfidentialityImpact: d.ConfidentialityImpact,
+			IntegrityImpact:       d.IntegrityImpact,
+			Source:                strPtr(v2.Source),
+			Score:                 *d.BaseScore,
+		}
+		return out, all, nil
+	}
+	for _, g := range groups[1:] {
+		if best := primaryFirst(g.list); best != nil {
+			out.Source = strPtr(best.Source)
+			out.Score = *best.CVSSData.BaseScore
+			break
+		}
+	}
+	return out, all, nil
+}
+
+// primaryFirst returns NVD's Primary metric of a list, else its first.
+func primaryFirst(list []nvdMetric) *nvdMetric {
+	for i := range list {
+		if list[i].Type == "Primary" {
+			return &list[i]
+		}
+	}
+	if len(list) > 0 {
+		return &list[0]
+	}
+	return nil
+}
+
+func strPtr(s string) *string { return &s }
+
+// mapCWEs returns the distinct CWE-<n> names of the weaknesses, ascending
+// by number, leaving out NVD's placeholders (NVD-CWE-Other, NVD-CWE-noinfo).
+func mapCWEs(ws []nvdWeakness) ([]string, error) {
+	var nums []int
+	for _, w := range ws {
+		for _, d := range w.Description {
+			v := strings.TrimSpace(d.Value)
+			if strings.HasPrefix(v, "NVD-CWE-") {
+				continue
+			}
+			n, ok := cweNum(v)
+			if !ok {
+				return nil, fmt.Errorf("weakness %q is not a CWE name", d.Value)
+			}
+			nums = insertSorted(nums, n)
+		}
+	}
+	names := make([]string, len(nums))
+	for i, n := range nums {
+		names[i] = "CWE-" + strconv.Itoa(n)
+	}
+	return names, nil
+}
+
+// cweNum parses "CWE-<n>".
+func cweNum(s string) (int, bool) {
+	rest, ok := strings.CutPrefix(s, "CWE-")
+	if !ok || rest == "" || len(rest) > 9 {
+		return 0, false
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] < '0' || rest[i] > '9' {
+			return 0, false
+		}
+	}
+	n, _ := strconv.Atoi(rest)
+	return n, true
+}
+
+// insertSorted adds n to the ascending set s.
+func insertSorted(s []int, n int) []int {
+	i := 0
+	for i < len(s) && s[i] < n {
+		i++
+	}
+	if i < len(s) && s[i] == n {
+		return s
+	}
+	s = append(s, 0)
+	copy(s[i+1:], s[i:])
+	s[i] = n
+	return s
+}
+
+// mapCPEs returns one CPE per cpeMatch entry, in source order.
+func mapCPEs(cfgs []nvdConfig) ([]index.CPE, error) {
+	var out []index.CPE
+	for _, cfg := range cfgs {
+		for _, node := range cfg.Nodes {
+			for _, m := range node.CPEMatch {
+				vendor, product, version, err := parseCPE(m.Criteria)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, index.CPE{
+					URI:                   m.Criteria,
+					Vendor:                vendor,
+					Product:               product,
+					Version:               version,
+					Vulnerable:            m.Vulnerable,
+					VersionStartIncluding: deref(m.VersionStartIncluding),
+					VersionStartExcluding: deref(m.VersionStartExcluding),
+					VersionEndIncluding:   deref(m.VersionEndIncluding),
+					VersionEndExcluding:   deref(m.VersionEndExcluding),
+				})
+			}
+		}
+	}
+	return out, nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// parseCPE splits a CPE 2.3 formatted string
+// ("cpe:2.3:part:vendor:product:version:update:edition:language:sw_edition:target_sw:target_hw:other")
+// on unescaped colons and returns the vendor, product and version
+// components with the backslash escaping removed.
+func parseCPE(s string) (vendor, product, version string, err error) {
+	rest, ok := strings.CutPrefix(s, "cpe:2.3:")
+	if !ok {
+		return "", "", "", fmt.Errorf("cpe %q: does not start with cpe:2.3:", s)
+	}
+	var comps [11]string
+	n := 0
+	var cur strings.Builder
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch c {
+		case '\\':
+			if i+1 == len(rest) {
+				return "", "", "", fmt.Errorf("cpe %q: ends inside an escape", s)
+			}
+			i++
+			cur.WriteByte(rest[i])
+		case ':':
+			if n == len(comps)-1 {
+				return "", "", "", fmt.Errorf("cpe %q: more than 13 components", s)
+			}
+			comps[n] = cur.String()
+			cur.Reset()
+			n++
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	comps[n] = cur.String()
+	n++
+	if n != len(comps) {
+		return "", "", "", fmt.Errorf("cpe %q: %d components, want 13", s, n+2)
+	}
+	switch comps[0] {
+	case "a", "o", "h", "*", "-":
+	default:
+		return "", "", "", fmt.Errorf("cpe %q: unknown part %q", s, comps[0])
+	}
+	if comps[1] == "" || comps[2] == "" {
+		return "", "", "", fmt.Errorf("cpe %q: empty vendor or product", s)
+	}
+	return comps[1], comps[2], comps[3], nil
+}
+
+func mapReference(r nvdReference) index.Reference {
+	ref := index.Reference{Link: r.URL, Source: r.Source, Type: "UNKNOWN", Description: strings.Join(r.Tags, ", ")}
+	if len(r.Tags) > 0 {
+		ref.Type = upperSnake(r.Tags[0])
+	}
+	return ref
+}
+
+// upperSnake writes a tag in upper case with every run of characters other
+// than letters and digits replaced by one "_": "Press/Media Coverage" ->
+// "PRESS_MEDIA_COVERAGE".
+func upperSnake(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	gap := false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if gap {
+				b.WriteByte('_')
+				gap = false
+			}
+			b.WriteString(strings.ToUpper(string(r)))
+			continue
+		}
+		gap = true
+	}
+	if gap {
+		b.WriteByte('_')
+	}
+	return b.String()
+}
