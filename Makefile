@@ -1,0 +1,48 @@
+# vulnd: see README.md. Everything here needs only Go.
+GO       ?= go
+BIN      := bin/vulnd
+DEMO     := snapshots/demo
+ADDR     ?= 127.0.0.1:8080
+FUZZTIME ?= 60s
+SHARED   ?= ../shared/data
+
+.PHONY: build run test vet bench fuzz demo sample clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/vulnd
+
+# Serves the bundled demo snapshot.
+run: build
+	$(BIN) serve -snapshot $(DEMO) -addr $(ADDR)
+
+# vet and the race-enabled tests (they read ../shared/data).
+test: vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# Runs every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# Rebuilds the bundled demo snapshot from synthetic feeds (deterministic).
+demo: build
+	rm -rf /tmp/vulnd-demo-feeds
+	$(GO) run ./bench/synth -o /tmp/vulnd-demo-feeds -cves 2000 -seed 1
+	$(BIN) build -cwe /tmp/vulnd-demo-feeds/cwec_synth.xml -o $(DEMO) -time 2026-11-22T00:00:00Z /tmp/vulnd-demo-feeds/nvdcve-2.0-*.json.gz
+	rm -rf /tmp/vulnd-demo-feeds
+
+# Builds a snapshot of the real sample in ../shared/data into /tmp/vulnd-sample.
+sample: build
+	$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o /tmp/vulnd-sample $(SHARED)/nvd/nvdcve-2.0-sample.json.gz
+
+clean:
+	rm -rf bin

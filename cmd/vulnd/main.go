@@ -1,0 +1,138 @@
+// Command vulnd builds, checks and serves vulnd snapshots.
+//
+//	vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] FEED...
+//	vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
+//	vulnd validate DIR
+//
+// serve reloads the snapshot directory on SIGHUP (keeping the old one if
+// the new one does not load) and drains and exits 0 on SIGTERM or SIGINT.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/vulnd/vulnd/loader"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] FEED...
+  vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
+  vulnd validate DIR
+`
+
+// run executes one command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "build":
+		err = cmdBuild(args[1:], stdout, stderr)
+	case "serve":
+		err = cmdServe(args[1:], stderr)
+	case "validate":
+		err = cmdValidate(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "vulnd: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "vulnd %s: %v\n", args[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "vulnd %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// usageError is a bad command line (exit 2) rather than a failure (exit 1).
+type usageError struct{ error }
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return usageError{errors.New("help requested")}
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+func cmdBuild(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("build", stderr)
+	cwe := fs.String("cwe", "", "MITRE CWE catalog (cwec_v*.xml or .xml.zip)")
+	out := fs.String("o", "", "snapshot directory to write")
+	prev := fs.String("previous", "", "previous snapshot directory to compare with")
+	at := fs.String("time", "", "build time, RFC 3339 (default: now)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *cwe == "":
+		return usageError{errors.New("-cwe is required")}
+	case *out == "":
+		return usageError{errors.New("-o is required")}
+	case fs.NArg() == 0:
+		return usageError{errors.New("no NVD feed files given")}
+	}
+	if *prev != "" {
+		return errors.New("-previous is not supported yet: change tracking is not implemented in this version")
+	}
+	t := time.Now().UTC().Truncate(time.Second)
+	if *at != "" {
+		var err error
+		if t, err = time.Parse(time.RFC3339, *at); err != nil {
+			return usageError{fmt.Errorf("-time %q is not RFC 3339 (e.g. 2026-11-22T06:00:00Z)", *at)}
+		}
+	}
+	start := time.Now()
+	m, err := loader.Build(loader.BuildOptions{CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Time: t})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d CVEs, %d CWEs, %d vendors, %d products, %d reports in %s\n",
+		*out, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports,
+		time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("validate", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError{errors.New("want exactly one snapshot directory")}
+	}
+	m, err := loader.Validate(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok: format %d, built %s, %d CVEs, %d CWEs, %d vendors, %d products, %d reports\n",
+		fs.Arg(0), m.Version, m.BuiltAt, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports)
+	return nil
+}

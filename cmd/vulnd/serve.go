@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/vulnd/vulnd/httpapi"
+	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader"
+)
+
+// Main is one running server: the live index behind an atomic pointer, the
+// listeners, and the signal loop. Tests start it on 127.0.0.1:0.
+type Main struct {
+	Snapshot  string
+	Addr      string
+	AdminAddr string
+	PageSize  int
+	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
+	DrainTimeout time.Duration
+	Log          *slog.Logger
+
+	cur      atomic.Pointer[index.Index]
+	draining atomic.Bool
+	api      *http.Server
+	admin    *http.Server
+	apiLn    net.Listener
+	adminLn  net.Listener
+}
+
+func cmdServe(args []string, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	m := &Main{Log: slog.New(slog.NewTextHandler(stderr, nil))}
+	fs.StringVar(&m.Snapshot, "snapshot", "", "snapshot directory to serve")
+	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "API listen address")
+	fs.StringVar(&m.AdminAddr, "admin-addr", "", "admin listen address (/healthz, /readyz); off when empty")
+	fs.IntVar(&m.PageSize, "page-size", httpapi.DefaultPageSize, "items per page of every paged list")
+	fs.DurationVar(&m.DrainTimeout, "drain-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if m.Snapshot == "" {
+		return usageError{errors.New("-snapshot is required")}
+	}
+	if m.PageSize < 1 {
+		return usageError{errors.New("-page-size must be at least 1")}
+	}
+	// Catch signals before the (possibly long) load, so an early SIGHUP
+	// does not kill the process.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	if err := m.Open(); err != nil {
+		return err
+	}
+	return m.Run(sigs)
+}
+
+// Open loads the snapshot, then opens the listeners and starts serving:
+// the API port answers only once a snapshot is loaded.
+func (m *Main) Open() error {
+	if m.Log == nil {
+		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := m.Reload(); err != nil {
+		return err
+	}
+	var err error
+	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
+		return err
+	}
+	m.api = newHTTPServer(httpapi.New(m.cur.Load, httpapi.Options{PageSize: m.PageSize}))
+	go m.serve(m.api, m.apiLn)
+	if m.AdminAddr != "" {
+		if m.adminLn, err = net.Listen("tcp", m.AdminAddr); err != nil {
+			m.apiLn.Close()
+			return err
+		}
+		m.admin = newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() }))
+		go m.serve(m.admin, m.adminLn)
+	}
+	m.Log.Info("serving", "addr", m.apiLn.Addr().String(), "admin", m.AdminAddr)
+	return nil
+}
+
+func (m *Main) serve(s *http.Server, ln net.Listener) {
+	if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		m.Log.Error("listener failed", "addr", ln.Addr().String(), "err", err)
+	}
+}
+
+// newHTTPServer sets the timeouts and header limits every listener has.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+}
+
+// APIAddr is the address the API listener is bound to.
+func (m *Main) APIAddr() string { return m.apiLn.Addr().String() }
+
+// Reload loads the snapshot directory and swaps it in. On error the
+// current index stays and the error is returned (and logged).
+func (m *Main) Reload() error {
+	start := time.Now()
+	ix, man, err := loader.Load(m.Snapshot)
+	if err != nil {
+		m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err)
+		return err
+	}
+	m.cur.Store(ix)
+	c := man.Counts
+	m.Log.Info("snapshot loaded", "dir", m.Snapshot, "id", ix.Meta().ID, "built_at", man.BuiltAt,
+		"cves", c.CVEs, "cwes", c.CWEs, "vendors", c.Vendors, "products", c.Products, "reports", c.Reports,
+		"duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// Run handles signals until SIGTERM or SIGINT, then drains and returns.
+func (m *Main) Run(sigs <-chan os.Signal) error {
+	for sig := range sigs {
+		switch sig {
+		case syscall.SIGHUP:
+			m.Reload() // logged; the old snapshot keeps serving on error
+		case syscall.SIGTERM, syscall.SIGINT:
+			m.Log.Info("draining", "signal", sig.String())
+			return m.Close()
+		}
+	}
+	return m.Close()
+}
+
+// Close stops accepting, waits for in-flight requests (up to
+// DrainTimeout) and closes the listeners.
+func (m *Main) Close() error {
+	m.draining.Store(true)
+	timeout := m.DrainTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var errs []error
+	if m.api != nil {
+		if err := m.api.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("api: %w", err))
+		}
+	}
+	if m.admin != nil {
+		if err := m.admin.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("admin: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,366 @@
+// Package httpapi serves the vulnd API over HTTP from an *index.Index.
+//
+// Every endpoint is a handler that returns a body or an error; one wrapper
+// (Server.serve) writes every response: Content-Type, Vary, ETag,
+// Content-Length, HEAD, 304 and JSON errors. Routes are matched on the
+// escaped request path so names holding an escaped "/" stay reachable.
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// DefaultPageSize is the number of items on a page of every paged list.
+const DefaultPageSize = 20
+
+// Options tune a Server.
+type Options struct {
+	// PageSize is the number of items per page; DefaultPageSize when 0.
+	PageSize int
+}
+
+// Server answers API requests from whatever index its source returns at the
+// start of each request. It is safe for concurrent use.
+type Server struct {
+	index    func() *index.Index
+	pageSize int
+	router   *httprouter.Router
+}
+
+// New returns a Server that reads the live index from current once per
+// request (typically an atomic.Pointer's Load).
+func New(current func() *index.Index, opt Options) *Server {
+	s := &Server{index: current, pageSize: opt.PageSize}
+	if s.pageSize <= 0 {
+		s.pageSize = DefaultPageSize
+	}
+	// The router is used only through Lookup, so its redirects, automatic
+	// OPTIONS and 405 handling never run: those rules are ours.
+	s.router = httprouter.New()
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
+	s.router.HandleMethodNotAllowed = false
+	s.router.HandleOPTIONS = false
+	for _, rt := range routes {
+		h := rt.h
+		s.router.GET(rt.path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+			s.serve(w, r, ps, h)
+		})
+	}
+	return s
+}
+
+// handler computes one endpoint's body. A body that is c.buf, or grown
+// from it, goes back to the pool after it is written.
+type handler func(c *call) ([]byte, error)
+
+// call is what a handler gets: the snapshot to answer from (read once per
+// request), the request, its decoded path parameters and a scratch buffer.
+type call struct {
+	ix       *index.Index
+	r        *http.Request
+	ps       httprouter.Params
+	buf      []byte
+	pageSize int
+}
+
+var callPool = sync.Pool{New: func() any { return &call{buf: make([]byte, 0, 16<<10)} }}
+
+// maxPooledBuf keeps rare huge pages from pinning memory in the pool.
+const maxPooledBuf = 1 << 20
+
+// param returns the named path parameter, percent-decoded. The router
+// matched on the escaped path and ServeHTTP checked the escapes, so
+// decoding cannot fail here.
+func (c *call) param(name string) string {
+	v := c.ps.ByName(name)
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
+}
+
+// page writes the requested page of l into c.buf.
+func (c *call) page(l index.List) ([]byte, error) {
+	p, err := parsePage(c.r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	c.buf = l.AppendPage(c.buf[:0], p, c.pageSize)
+	return c.buf, nil
+}
+
+// pageIf is page for a list that may not exist: notFound when !ok. The
+// page parameter is checked first, so a bad page is 400 either way.
+func (c *call) pageIf(l index.List, ok bool, notFound error) ([]byte, error) {
+	if _, err := parsePage(c.r.URL.RawQuery); err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound
+	}
+	return c.page(l)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	if !validEscapes(path) {
+		writeError(w, r, errBadEscape)
+		return
+	}
+	h, ps, _ := s.router.Lookup(http.MethodGet, path)
+	if h == nil {
+		writeError(w, r, errNoEndpoint)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header()["Allow"] = allowHeader
+		writeError(w, r, errMethod)
+		return
+	}
+	h(w, r, ps)
+}
+
+var (
+	jsonType    = []string{"application/json"}
+	varyAccept  = []string{"Accept"}
+	allowHeader = []string{"GET, HEAD"}
+)
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler) {
+	ix := s.index()
+	if ix == nil {
+		writeError(w, r, errNotLoaded)
+		return
+	}
+	c := callPool.Get().(*call)
+	c.ix, c.r, c.ps, c.pageSize = ix, r, ps, s.pageSize
+	defer func() {
+		c.ix, c.r, c.ps = nil, nil, nil
+		if cap(c.buf) <= maxPooledBuf {
+			callPool.Put(c)
+		}
+	}()
+	body, err := h(c)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonType
+	hdr["Vary"] = varyAccept
+	hdr["Etag"] = []string{ix.ETag()}
+	if etagMatches(r.Header["If-None-Match"], ix.ETag()) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// etagMatches implements If-None-Match's weak comparison against our tag:
+// "*" or any listed tag equal to ours, with or without W/.
+func etagMatches(headers []string, etag string) bool {
+	for _, h := range headers {
+		for len(h) > 0 {
+			for len(h) > 0 && (h[0] == ' ' || h[0] == '\t' || h[0] == ',') {
+				h = h[1:]
+			}
+			if len(h) == 0 {
+				break
+			}
+			if h[0] == '*' {
+				return true
+			}
+			if len(h) > 2 && h[0] == 'W' && h[1] == '/' {
+				h = h[2:]
+			}
+			if len(h) == 0 || h[0] != '"' {
+				return false // malformed: stop, no match
+			}
+			end := 1
+			for end < len(h) && h[end] != '"' {
+				end++
+			}
+			if end == len(h) {
+				return false
+			}
+			if h[:end+1] == etag {
+				return true
+			}
+			h = h[end+1:]
+		}
+	}
+	return false
+}
+
+// validEscapes reports whether every % in s starts a two-hex-digit escape.
+func validEscapes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// apiError is an error with the status and the one-sentence message the
+// client sees.
+type apiError struct {
+	status  int
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// The errors of the API, in one table.
+var (
+	errCVENotFound     = &apiError{http.StatusNotFound, "CVE not found"}
+	errCWENotFound     = &apiError{http.StatusNotFound, "CWE not found"}
+	errVendorNotFound  = &apiError{http.StatusNotFound, "vendor not found"}
+	errProductNotFound = &apiError{http.StatusNotFound, "product not found"}
+	errReportNotFound  = &apiError{http.StatusNotFound, "report not found"}
+	errAlertNotFound   = &apiError{http.StatusNotFound, "alert not found"}
+	errNoEndpoint      = &apiError{http.StatusNotFound, "endpoint not found"}
+	errMethod          = &apiError{http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD"}
+	errBadEscape       = &apiError{http.StatusBadRequest, "path is not valid percent-encoding"}
+	errBadQuery        = &apiError{http.StatusBadRequest, "query is not valid percent-encoding"}
+	errBadPage         = &apiError{http.StatusBadRequest, "page must be a whole number from 1 to 1000000"}
+	errBadCVSS         = &apiError{http.StatusBadRequest, "cvss must be low, medium or high"}
+	errNotLoaded       = &apiError{http.StatusServiceUnavailable, "no snapshot is loaded"}
+	errInternal        = &apiError{http.StatusInternalServerError, "internal error"}
+)
+
+// errorBodies holds each error's encoded body, built once.
+var errorBodies sync.Map // *apiError -> []byte
+
+func errorBody(e *apiError) []byte {
+	if b, ok := errorBodies.Load(e); ok {
+		return b.([]byte)
+	}
+	b := append(strconv.AppendQuote([]byte(`{"message":`), e.message), '}')
+	errorBodies.Store(e, b)
+	return b
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *apiError
+	if !errors.As(err, &e) {
+		e = errInternal
+	}
+	body := errorBody(e)
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonType
+	hdr["Vary"] = varyAccept
+	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(e.status)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// maxPage is the largest page number accepted.
+const maxPage = 1_000_000
+
+// parsePage returns the page parameter: 1 when absent; an error when it is
+// empty, not a decimal integer, below 1 or above maxPage.
+func parsePage(rawQuery string) (int, error) {
+	v, ok, err := queryValue(rawQuery, "page")
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 1, nil
+	}
+	if len(v) == 0 || len(v) > 7 {
+		return 0, errBadPage
+	}
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, errBadPage
+		}
+		n = n*10 + int(v[i]-'0')
+	}
+	if n < 1 || n > maxPage {
+		return 0, errBadPage
+	}
+	return n, nil
+}
+
+// parseBand returns the cvss parameter's band: BandNone when absent.
+func parseBand(rawQuery string) (index.Band, error) {
+	v, ok, err := queryValue(rawQuery, "cvss")
+	if err != nil || !ok {
+		return index.BandNone, err
+	}
+	switch {
+	case equalFoldASCII(v, "low"):
+		return index.BandLow, nil
+	case equalFoldASCII(v, "medium"):
+		return index.BandMedium, nil
+	case equalFoldASCII(v, "high"):
+		return index.BandHigh, nil
+	}
+	return index.BandNone, errBadCVSS
+}
+
+func equalFoldASCII(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// queryValue returns the first value of key in a raw query string,
+// decoded as a form value. Pairs are separated by "&"; a pair whose key
+// cannot be decoded is skipped (unknown parameters are ignored), but a
+// bad escape in the wanted value is an error.
+func queryValue(raw, key string) (value string, ok bool, err error) {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		if k != key {
+			dk, err := url.QueryUnescape(k)
+			if err != nil || dk != key {
+				continue
+			}
+		}
+		dv, err := url.QueryUnescape(v)
+		if err != nil {
+			return "", true, errBadQuery
+		}
+		return dv, true, nil
+	}
+	return "", false, nil
+}
