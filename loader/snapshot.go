@@ -29,7 +29,7 @@ const ManifestName = "manifest.json"
 // Limits on what a snapshot may claim, checked before anything is decoded.
 const (
 	maxManifestBytes = 1 << 20
-	maxDecodedBytes  = 8 << 30 // per data file, after decompression
+	maxDecodedBytes  = 8 << 30   // per data file, after decompression
 	zstdMaxMemory    = 512 << 20 // zstd window and buffers
 )
 

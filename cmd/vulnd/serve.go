@@ -29,6 +29,8 @@ type Main struct {
 	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
 	DrainTimeout time.Duration
 	Log          *slog.Logger
+	// OnReload, if set, is called after every load attempt with its error.
+	OnReload func(error)
 
 	cur      atomic.Pointer[index.Index]
 	draining atomic.Bool
@@ -119,6 +121,9 @@ func (m *Main) APIAddr() string { return m.apiLn.Addr().String() }
 func (m *Main) Reload() error {
 	start := time.Now()
 	ix, man, err := loader.Load(m.Snapshot)
+	if m.OnReload != nil {
+		defer func() { m.OnReload(err) }()
+	}
 	if err != nil {
 		m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err)
 		return err

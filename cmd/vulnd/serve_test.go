@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader"
+)
+
+// version writes a snapshot whose CVEs all carry tag in their summary, so
+// a response shows which snapshot it came from.
+func version(t *testing.T, dir, tag string, at time.Time) {
+	t.Helper()
+	d := &index.Data{CWEs: []index.CWE{{Name: "CWE-79", Description: "x", Type: "Weakness Base", CreatedAt: "2006-07-19 00:00:00Z", UpdatedAt: "2006-07-19 00:00:00Z"}}}
+	for i := 0; i < 50; i++ {
+		d.CVEs = append(d.CVEs, index.CVE{
+			Name: fmt.Sprintf("CVE-2024-%04d", i+1), Summary: tag,
+			CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z",
+			CPEs: []index.CPE{{ID: 1, URI: "cpe:2.3:a:v:p:1:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "1"}},
+			CWEs: []string{"CWE-79"},
+		})
+	}
+	if _, err := loader.Write(dir, d, at, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// corrupt puts a snapshot at dir whose CVE file has a flipped byte.
+func corrupt(t *testing.T, dir string) {
+	t.Helper()
+	version(t, dir, "corrupt", time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := filepath.Join(dir, "cves.jsonl.zst")
+	b, _ := os.ReadFile(p)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(p, b, 0o644)
+}
+
+func TestReloadUnderLoad(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "current")
+	base := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	version(t, dir, "v0", base)
+	reloads := make(chan error, 1)
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", OnReload: func(err error) { reloads <- err }}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	<-reloads // the initial load
+	sigs := make(chan os.Signal)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(sigs) }()
+
+	// etags maps each snapshot's ETag to the tag its CVEs carry; a response
+	// must carry a body of the snapshot its ETag names.
+	var mu sync.Mutex
+	etags := map[string]string{}
+	// register records the ETag of the snapshot now in dir before it is
+	// swapped in: the ETag is the quoted snapshot id.
+	register := func(tag string) {
+		s, err := loader.Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		etags[`"`+s.ID+`"`] = tag
+		mu.Unlock()
+	}
+	register("v0")
+
+	stop := make(chan struct{})
+	var requests, failures atomic.Int64
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 10 * time.Second}
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			paths := []string{"/cve/CVE-2024-0001", "/cve?page=2", "/vendors/v/cve?page=3", "/cwe/CWE-79/cve"}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := client.Get("http://" + m.APIAddr() + paths[(g+i)%len(paths)])
+				if err != nil {
+					failures.Add(1)
+					t.Errorf("request failed: %v", err)
+					continue
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				requests.Add(1)
+				if res.StatusCode != 200 {
+					failures.Add(1)
+					t.Errorf("status %d: %s", res.StatusCode, body)
+					continue
+				}
+				mu.Lock()
+				tag, known := etags[res.Header.Get("ETag")]
+				mu.Unlock()
+				// Every summary in the body must be that snapshot's tag.
+				for _, other := range []string{"v0", "v1", "v2", "corrupt"} {
+					if bytes.Contains(body, []byte(`"summary":"`+other+`"`)) && (!known || other != tag) {
+						failures.Add(1)
+						t.Errorf("ETag %s (%s) with a body holding %s", res.Header.Get("ETag"), tag, other)
+					}
+				}
+			}
+		}(g)
+	}
+
+	hup := func() error {
+		sigs <- syscall.SIGHUP
+		return <-reloads
+	}
+	for i := 1; i <= 10; i++ {
+		tag := fmt.Sprintf("v%d", 1+i%2)
+		version(t, dir, tag, base.Add(time.Duration(i)*time.Minute))
+		register(tag)
+		if err := hup(); err != nil {
+			t.Fatalf("reload %d: %v", i, err)
+		}
+		if i == 5 {
+			before := m.cur.Load()
+			corrupt(t, dir)
+			if err := hup(); err == nil {
+				t.Fatal("reload of a corrupt snapshot succeeded")
+			}
+			if m.cur.Load() != before {
+				t.Fatal("a failed reload replaced the index")
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	sigs <- syscall.SIGTERM
+	if err := <-done; err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	if requests.Load() < 50 || failures.Load() != 0 {
+		t.Errorf("%d requests, %d failures", requests.Load(), failures.Load())
+	}
+	t.Logf("%d requests across 11 reloads, %d failures", requests.Load(), failures.Load())
+}
+
+// TestBinarySignals runs the real binary: build, validate, serve, a real
+// SIGHUP to a corrupt snapshot (refused, old one kept), SIGTERM (exit 0).
+func TestBinarySignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "vulnd")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	snap := filepath.Join(tmp, "snap")
+	version(t, snap, "v0", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	if out, err := exec.Command(bin, "validate", snap).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("validate: %v %s", err, out)
+	}
+
+	port := freePort(t)
+	var logs syncBuffer
+	cmd := exec.Command(bin, "serve", "-snapshot", snap, "-addr", port)
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	get := func() (string, int) {
+		res, err := http.Get("http://" + port + "/cve/CVE-2024-0001")
+		if err != nil {
+			return "", 0
+		}
+		res.Body.Close()
+		return res.Header.Get("ETag"), res.StatusCode
+	}
+	var etag string
+	for i := 0; i < 100; i++ {
+		if e, code := get(); code == 200 {
+			etag = e
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if etag == "" {
+		t.Fatalf("server did not answer; log:\n%s", logs.String())
+	}
+	corrupt(t, snap)
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, &logs, "reload failed")
+	if e, code := get(); code != 200 || e != etag {
+		t.Errorf("after a failed reload: %d %s, want 200 %s", code, e, etag)
+	}
+	version(t, snap, "v1", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, &logs, "built_at=\"2026-11-23")
+	if e, _ := get(); e == etag {
+		t.Error("ETag unchanged after a good reload")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v; log:\n%s", err, logs.String())
+	}
+}
+
+func waitFor(t *testing.T, logs *syncBuffer, s string) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if strings.Contains(logs.String(), s) {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("log never said %q:\n%s", s, logs.String())
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
