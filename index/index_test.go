@@ -1,0 +1,225 @@
+package index
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-json"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCompareVersions(t *testing.T) {
+	// Each list is in the order the decisions define.
+	for _, ordered := range [][]string{
+		{"1.9", "1.10", "2.0", "2.0a", "10"},
+		{"0.9", "1", "1.0", "1.0.0", "1.0.1"},
+		{"01", "1"}, // equal as numbers: byte order ("0" < "1")
+		{"1.02", "1.2"}, // equal run by run: byte order
+		{"2.0-alpha1", "2.0-alpha2", "2.0-beta1", "2.0.0"},
+		{"12.5.1su8a", "14su3"},
+		{"4.0", "4.0e", "5.0", "5.0a"},
+		{"6.11.8", "6.12.1"},
+		{"8.0.0", "8.0.0-alpha.0", "8.0.0-alpha.3"},
+		{"a", "b", "va10"},
+		{"va9", "va10"},
+		{"99999999999999999999999", "100000000000000000000000"},
+		{"", "0", "a"},
+	} {
+		for i := 0; i+1 < len(ordered); i++ {
+			a, b := ordered[i], ordered[i+1]
+			if c := CompareVersions(a, b); c > 0 || (c == 0 && a != b) {
+				t.Errorf("CompareVersions(%q, %q) = %d, want < 0", a, b, c)
+			}
+			if c := CompareVersions(b, a); c < 0 || (c == 0 && a != b) {
+				t.Errorf("CompareVersions(%q, %q) = %d, want > 0", b, a, c)
+			}
+		}
+	}
+	got := []string{"10", "2.0a", "1.10", "2.0", "1.9"}
+	sort.Slice(got, func(i, j int) bool { return CompareVersions(got[i], got[j]) < 0 })
+	if diff := cmp.Diff([]string{"1.9", "1.10", "2.0", "2.0a", "10"}, got); diff != "" {
+		t.Errorf("sorted (-want +got):\n%s", diff)
+	}
+}
+
+func FuzzCompareVersions(f *testing.F) {
+	f.Add("1.9", "1.10", "2.0a")
+	f.Add("01", "1", "001")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		ab, ba := CompareVersions(a, b), CompareVersions(b, a)
+		if ab != -ba || (ab == 0) != (a == b) {
+			t.Fatalf("not antisymmetric or not total: %q %q: %d %d", a, b, ab, ba)
+		}
+		if ab <= 0 && CompareVersions(b, c) <= 0 && CompareVersions(a, c) > 0 {
+			t.Fatalf("not transitive: %q <= %q <= %q but %q > %q", a, b, c, a, c)
+		}
+	})
+}
+
+func TestHumanName(t *testing.T) {
+	for in, want := range map[string]string{
+		"ubuntu_linux":       "Ubuntu Linux",
+		"pan-os":             "Pan-os",
+		"microsoft":          "Microsoft",
+		"IOS_XE":             "Ios Xe",
+		"a__b":               "A  B",
+		"_x":                 " X",
+		"notepad++":          "Notepad++",
+		"logo!_soft_comfort": "Logo! Soft Comfort",
+		"élan_ü":             "Élan Ü",
+		"":                   "",
+	} {
+		if got := HumanName(in); got != want {
+			t.Errorf("HumanName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBandOf(t *testing.T) {
+	for score, want := range map[float64]Band{
+		0: BandNone, 0.1: BandLow, 3.9: BandLow, 4.0: BandMedium, 6.9: BandMedium, 7.0: BandHigh, 10: BandHigh,
+	} {
+		if got := bandOf(score); got != want {
+			t.Errorf("bandOf(%v) = %v, want %v", score, got, want)
+		}
+	}
+}
+
+func TestListPages(t *testing.T) {
+	items := [][]byte{[]byte(`1`), []byte(`2`), []byte(`3`), []byte(`4`), []byte(`5`)}
+	l := direct(items)
+	sub := indirect(items, []int32{4, 2, 0})
+	for _, tc := range []struct {
+		l          List
+		page, size int
+		want       string
+	}{
+		{l, 1, 2, `[1,2]`}, {l, 3, 2, `[5]`}, {l, 4, 2, `[]`}, {l, 1, 20, `[1,2,3,4,5]`},
+		{l, 0, 2, `[]`}, {l, 1_000_000, 20, `[]`},
+		{sub, 1, 2, `[5,3]`}, {sub, 2, 2, `[1]`}, {sub, 3, 2, `[]`},
+		{indirect(items, nil), 1, 20, `[]`}, {List{}, 1, 20, `[]`},
+	} {
+		if got := string(tc.l.AppendPage(nil, tc.page, tc.size)); got != tc.want {
+			t.Errorf("page %d size %d: %s, want %s", tc.page, tc.size, got, tc.want)
+		}
+	}
+	if got := string(sub.AppendAll([]byte("x"))); got != `x[5,3,1]` {
+		t.Errorf("AppendAll kept prefix wrong: %s", got)
+	}
+}
+
+func cve(name, updated string, cpes ...CPE) CVE {
+	return CVE{Name: name, Summary: name, CreatedAt: "2020-01-01 00:00:00Z", UpdatedAt: updated, CPEs: cpes}
+}
+
+func TestBuildOrderAndRelations(t *testing.T) {
+	p := func(v, prod, ver string) CPE { return CPE{URI: "u:" + v + prod + ver, Vendor: v, Product: prod, Version: ver} }
+	d := &Data{
+		CWEs: []CWE{{Name: "CWE-200"}, {Name: "CWE-20"}, {Name: "CWE-1000"}},
+		CVEs: []CVE{
+			cve("CVE-2024-9999", "2024-05-01 00:00:00Z", p("b", "x", "1.10"), p("b", "x", "1.9")),
+			cve("CVE-2024-10000", "2024-05-01 00:00:00Z", p("a", "y", "*"), p("b", "x", "-")),
+			cve("CVE-2023-50000", "2024-05-01 00:00:00Z"),
+			cve("CVE-2025-0001", "2024-04-30 23:59:59Z", p("*", "z", "1"), p("c", "*", "1")),
+			cve("CVE-1999-0001", "2025-01-01 00:00:00Z", p("b", "w", "2.0a"), p("b", "w", "2.0")),
+		},
+	}
+	d.CVEs[0].CWEs = []string{"CWE-20", "CWE-9999"}
+	d.CVEs[4].CWEs = []string{"CWE-20"}
+	ix, err := Build(d, Meta{ID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(l List) []string {
+		var items []struct{ Name string }
+		if err := json.Unmarshal(l.AppendAll(nil), &items); err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, it := range items {
+			out = append(out, it.Name)
+		}
+		return out
+	}
+	check := func(what string, want, got []string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	check("all CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999", "CVE-2023-50000", "CVE-2025-0001"}, names(ix.CVEs(BandNone)))
+	check("CWEs", []string{"CWE-20", "CWE-200", "CWE-1000"}, names(ix.CWEs()))
+	l, ok := ix.CWECVEs("cwe-20")
+	check("CWE-20 CVEs", []string{"CVE-1999-0001", "CVE-2024-9999"}, names(l))
+	if _, ok2 := ix.CWECVEs("CWE-9999"); !ok || ok2 {
+		t.Errorf("CWE lookups: %v %v", ok, ok2)
+	}
+	check("vendors", []string{"a", "b", "c"}, names(ix.Vendors()))
+	l, _ = ix.VendorCVEs("b")
+	check("vendor b CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999"}, names(l))
+	l, _ = ix.Products("b")
+	check("products of b", []string{"w", "x"}, names(l))
+	l, _ = ix.Products("c")
+	check("products of c", []string{}, names(l))
+	body, _, _ := ix.Product("b", "x")
+	if string(body) != `{"name":"x","human_name":"X","versions":["1.9","1.10"]}` {
+		t.Errorf("product b/x: %s", body)
+	}
+	body, _, _ = ix.Product("b", "w")
+	if string(body) != `{"name":"w","human_name":"W","versions":["2.0","2.0a"]}` {
+		t.Errorf("product b/w: %s", body)
+	}
+	body, _ = ix.Vendor("b")
+	if string(body) != `{"name":"b","human_name":"B","products":["w","x"]}` {
+		t.Errorf("vendor b: %s", body)
+	}
+	if _, vendorOK, ok := ix.Product("b", "nope"); !vendorOK || ok {
+		t.Error("missing product of a known vendor")
+	}
+	if _, vendorOK, _ := ix.Product("nope", "x"); vendorOK {
+		t.Error("missing vendor reported as known")
+	}
+	if c := ix.Counts(); c.CVEs != 5 || c.CWEs != 3 || c.Vendors != 3 || c.Products != 3 {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+func TestBuildRejectsBadData(t *testing.T) {
+	for name, d := range map[string]*Data{
+		"duplicate CVE":  {CVEs: []CVE{cve("CVE-2024-0001", "x"), cve("CVE-2024-0001", "y")}},
+		"bad CVE name":   {CVEs: []CVE{cve("CVE-24-1", "x")}},
+		"bad CWE name":   {CWEs: []CWE{{Name: "CWE-07"}}},
+		"duplicate CWE":  {CWEs: []CWE{{Name: "CWE-7"}, {Name: "CWE-7"}}},
+		"report no id":   {Reports: []Report{{}}},
+		"duplicate rep":  {Reports: []Report{{ID: "a"}, {ID: "a"}}},
+		"alert twice":    {Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1}}}, {ID: "b", Alerts: []Alert{{ID: 1}}}}},
+		"bad event type": {Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1, Events: []Event{{Type: "Nope", Details: json.RawMessage(`{}`)}}}}}}},
+		"bad details":    {Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1, Events: []Event{{Type: EventNewCVE, Details: json.RawMessage(`[1]`)}}}}}}},
+	} {
+		if _, err := Build(d, Meta{}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestLookupsAreCaseInsensitiveForCVEAndCWE(t *testing.T) {
+	ix, err := Build(&Data{CVEs: []CVE{cve("CVE-2021-44228", "x")}, CWEs: []CWE{{Name: "CWE-79"}}}, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"CVE-2021-44228", "cve-2021-44228", "Cve-2021-44228"} {
+		if b, ok := ix.CVE(n); !ok || !strings.Contains(string(b), `"CVE-2021-44228"`) {
+			t.Errorf("CVE(%q) not found", n)
+		}
+	}
+	for _, n := range []string{"CVE-2021-4422", "CVE-2021-442280", strings.Repeat("a", 100), "CVE-2021-44228\x00", "ÇVE-2021-44228"} {
+		if _, ok := ix.CVE(n); ok {
+			t.Errorf("CVE(%q) found", n)
+		}
+	}
+	if _, ok := ix.CWE("cwe-79"); !ok {
+		t.Error("cwe-79 not found")
+	}
+}
