@@ -3,6 +3,7 @@ package loader
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/vulnd/vulnd/index"
@@ -18,9 +19,18 @@ type BuildOptions struct {
 	Feeds []string
 	// Out is the snapshot directory to write, atomically.
 	Out string
+	// Previous, if set, is the snapshot to compare with: its reports and
+	// id tables are kept, and a report is added for what changed.
+	Previous string
+	// KeepReports is how many reports to keep, newest first (the new one
+	// included); 0 means DefaultKeepReports.
+	KeepReports int
 	// Time is the build time (the new report's created_at).
 	Time time.Time
 }
+
+// DefaultKeepReports is how many reports a build keeps by default.
+const DefaultKeepReports = 100
 
 // Build reads the inputs, maps them and writes the snapshot. The error
 // names the file and record at fault.
@@ -36,7 +46,24 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	assignCPEIDs(cves)
+	ids := newIDTables()
+	var reports []index.Report
+	var prev *Snapshot
+	if opt.Previous != "" {
+		if prev, err = Read(opt.Previous); err != nil {
+			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+		}
+		ids, reports = prev.ids, prev.Data.Reports
+	}
+	ids.assign(cves)
+	if prev != nil {
+		at := formatTime(opt.Time)
+		if alerts := diffCVEs(prev.Data.CVEs, cves, ids, at); len(alerts) > 0 {
+			reports = append(reports, index.Report{ID: reportID(opt.Time, reports), CreatedAt: at, Alerts: alerts})
+		}
+		prev = nil // let the previous records go before writing
+	}
+	reports = keepNewest(reports, opt.KeepReports)
 	inputs := make([]FileInfo, 0, len(opt.Feeds)+1)
 	for _, p := range append([]string{opt.CWECatalog}, opt.Feeds...) {
 		fi, err := hashFile(p)
@@ -45,8 +72,41 @@ func Build(opt BuildOptions) (Manifest, error) {
 		}
 		inputs = append(inputs, fi)
 	}
-	d := &index.Data{CWEs: cwes, CVEs: cves}
-	return Write(opt.Out, d, opt.Time, inputs)
+	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
+	return write(opt.Out, d, ids, opt.Time, inputs)
+}
+
+// reportID derives a URL-safe id from the build time
+// ("20261122T060000Z"), with "-2", "-3"... if a kept report has it.
+func reportID(t time.Time, kept []index.Report) string {
+	base := t.UTC().Format("20060102T150405Z")
+	taken := map[string]bool{}
+	for _, r := range kept {
+		taken[r.ID] = true
+	}
+	id := base
+	for n := 2; taken[id]; n++ {
+		id = base + "-" + strconv.Itoa(n)
+	}
+	return id
+}
+
+// keepNewest keeps the n newest reports (created_at newest first, ties by
+// id, as the API lists them).
+func keepNewest(reports []index.Report, n int) []index.Report {
+	if n <= 0 {
+		n = DefaultKeepReports
+	}
+	if len(reports) <= n {
+		return reports
+	}
+	sort.SliceStable(reports, func(i, j int) bool {
+		if reports[i].CreatedAt != reports[j].CreatedAt {
+			return reports[i].CreatedAt > reports[j].CreatedAt
+		}
+		return reports[i].ID < reports[j].ID
+	})
+	return reports[:n]
 }
 
 // ReadFeeds decodes NVD feed files one record at a time and merges them:
@@ -85,28 +145,4 @@ func readFeed(path string, emit func(*feedRecord) error) error {
 	}
 	defer rc.Close()
 	return decodeFeed(rc, path, emit)
-}
-
-// assignCPEIDs gives every distinct CPE URI one id, the same wherever the
-// URI occurs: 1, 2, ... in URI byte order.
-func assignCPEIDs(cves []index.CVE) {
-	ids := map[string]int64{}
-	for i := range cves {
-		for _, c := range cves[i].CPEs {
-			ids[c.URI] = 0
-		}
-	}
-	uris := make([]string, 0, len(ids))
-	for u := range ids {
-		uris = append(uris, u)
-	}
-	sort.Strings(uris)
-	for i, u := range uris {
-		ids[u] = int64(i + 1)
-	}
-	for i := range cves {
-		for k := range cves[i].CPEs {
-			cves[i].CPEs[k].ID = ids[cves[i].CPEs[k].URI]
-		}
-	}
 }

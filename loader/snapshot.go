@@ -18,7 +18,8 @@ import (
 )
 
 // FormatVersion is the snapshot layout this build writes and reads.
-const FormatVersion = 1
+// Version 2 added ids.jsonl.zst (the id tables change tracking keeps).
+const FormatVersion = 2
 
 // formatName marks a manifest as vulnd's.
 const formatName = "vulnd-snapshot"
@@ -38,6 +39,7 @@ const (
 	fileCWEs    = "cwes.jsonl.zst"
 	fileCVEs    = "cves.jsonl.zst"
 	fileReports = "reports.jsonl.zst"
+	fileIDs     = "ids.jsonl.zst"
 )
 
 // Manifest describes a snapshot directory: what wrote it, when, what it
@@ -69,13 +71,15 @@ type Snapshot struct {
 	// data file or the build time does.
 	ID   string
 	Data *index.Data
+	// ids are the id tables; nil when read without them (Load).
+	ids *idTables
 }
 
 // Load reads the snapshot in dir, checks every file against the manifest
 // and builds its index. Any problem is an error naming the file; nothing
 // partial is returned. The records are dropped once the index is built.
 func Load(dir string) (*index.Index, Manifest, error) {
-	s, err := Read(dir)
+	s, err := read(dir, false)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -89,17 +93,29 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	return ix, s.Manifest, nil
 }
 
-// Validate checks the snapshot in dir exactly as Load does (format
-// version, sizes, checksums, decodability, counts and the index's own
-// consistency checks), without keeping it.
+// Validate checks the snapshot in dir as Load does (format version, sizes,
+// checksums, decodability, counts and the index's own consistency checks)
+// and also decodes the id tables, which serving does not need.
 func Validate(dir string) (Manifest, error) {
-	_, m, err := Load(dir)
-	return m, err
+	s, err := Read(dir)
+	if err != nil {
+		return Manifest{}, err
+	}
+	ix, err := index.Build(s.Data, index.Meta{ID: s.ID, BuiltAt: s.Manifest.BuiltAt})
+	if err != nil {
+		return Manifest{}, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	if got, want := ix.Counts(), s.Manifest.Counts; got != want {
+		return Manifest{}, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", dir, want, got)
+	}
+	return s.Manifest, nil
 }
 
-// Read reads and checks the records of the snapshot in dir without
-// building an index; a build with a previous snapshot uses it.
-func Read(dir string) (*Snapshot, error) {
+// Read reads and checks every file of the snapshot in dir, id tables
+// included, without building an index; a build with -previous uses it.
+func Read(dir string) (*Snapshot, error) { return read(dir, true) }
+
+func read(dir string, withIDs bool) (*Snapshot, error) {
 	raw, err := readManifestBytes(dir)
 	if err != nil {
 		return nil, err
@@ -121,7 +137,7 @@ func Read(dir string) (*Snapshot, error) {
 		if err != nil {
 			return fmt.Errorf("loader: snapshot %s: %s: %w", dir, fi.Name, err)
 		}
-		if n != fi.Records {
+		if each != nil && n != fi.Records {
 			return fmt.Errorf("loader: snapshot %s: %s: holds %d records, manifest says %d", dir, fi.Name, n, fi.Records)
 		}
 		return nil
@@ -135,6 +151,21 @@ func Read(dir string) (*Snapshot, error) {
 		return nil, err
 	}
 	if err := read("reports", func(j *json.Decoder) error { return decodeInto(j, &d.Reports) }); err != nil {
+		return nil, err
+	}
+	// Serving needs no ids: check the file's size and checksum only.
+	var addID func(*json.Decoder) error
+	if withIDs {
+		s.ids = newIDTables()
+		addID = func(j *json.Decoder) error {
+			var r idRecord
+			if err := j.Decode(&r); err != nil {
+				return err
+			}
+			return s.ids.add(r)
+		}
+	}
+	if err := read("ids", addID); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -179,7 +210,7 @@ func parseManifest(raw []byte) (Manifest, error) {
 	if _, err := time.Parse(TimeLayout, m.BuiltAt); err != nil {
 		return m, fmt.Errorf("built_at %q is not a timestamp", m.BuiltAt)
 	}
-	want := map[string]string{"cwes": fileCWEs, "cves": fileCVEs, "reports": fileReports}
+	want := map[string]string{"cwes": fileCWEs, "cves": fileCVEs, "reports": fileReports, "ids": fileIDs}
 	if len(m.Files) != len(want) {
 		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(want))
 	}
@@ -218,6 +249,15 @@ func readDataFile(dir string, fi FileInfo, dec *zstd.Decoder, each func(*json.De
 		return 0, fmt.Errorf("size %d, manifest says %d", st.Size(), fi.Size)
 	}
 	h := sha256.New()
+	if each == nil {
+		if _, err := io.Copy(h, f); err != nil {
+			return 0, err
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != fi.SHA256 {
+			return 0, fmt.Errorf("sha256 %s, manifest says %s", got, fi.SHA256)
+		}
+		return 0, nil
+	}
 	if err := dec.Reset(io.TeeReader(io.LimitReader(f, fi.Size), h)); err != nil {
 		return 0, fmt.Errorf("zstd: %w", err)
 	}
@@ -267,8 +307,40 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // Write writes d as a snapshot into dir, atomically: everything is written
 // into a temporary directory beside dir, synced, and renamed into place;
 // an existing dir is replaced only once the new one is complete. builtAt
-// is the build time; inputs describe what it was built from.
+// is the build time; inputs describe what it was built from. The id tables
+// stored with it are those of d: ids already set are kept, and CPEs and
+// metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
+	return write(dir, d, tablesFromData(d), builtAt, inputs)
+}
+
+// tablesFromData makes id tables holding the ids d already carries, then
+// assigns the missing ones.
+func tablesFromData(d *index.Data) *idTables {
+	t := newIDTables()
+	for i := range d.CVEs {
+		c := &d.CVEs[i]
+		for _, p := range c.CPEs {
+			if p.ID > 0 {
+				t.add(idRecord{Table: "cpe", ID: p.ID, URI: p.URI})
+			}
+		}
+		for _, m := range c.Metrics {
+			if m.ID > 0 {
+				t.add(idRecord{Table: "cvss", ID: m.ID, CVE: c.Name, Version: m.Version, Source: m.Source})
+			}
+		}
+	}
+	for _, r := range d.Reports {
+		for _, a := range r.Alerts {
+			t.nextAlert = max(t.nextAlert, a.ID+1)
+		}
+	}
+	t.assign(d.CVEs)
+	return t
+}
+
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
 	m := Manifest{
 		Format:  formatName,
 		Version: FormatVersion,
@@ -295,6 +367,7 @@ func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Man
 			os.RemoveAll(tmp)
 		}
 	}()
+	idRecs := ids.records()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
@@ -308,6 +381,7 @@ func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Man
 		{"cwes", fileCWEs, len(d.CWEs), func(e *json.Encoder, i int) error { return e.Encode(&d.CWEs[i]) }},
 		{"cves", fileCVEs, len(d.CVEs), func(e *json.Encoder, i int) error { return e.Encode(&d.CVEs[i]) }},
 		{"reports", fileReports, len(d.Reports), func(e *json.Encoder, i int) error { return e.Encode(&d.Reports[i]) }},
+		{"ids", fileIDs, len(idRecs), func(e *json.Encoder, i int) error { return e.Encode(&idRecs[i]) }},
 	}
 	for _, f := range files {
 		fi, err := writeDataFile(filepath.Join(tmp, f.name), enc, f.n, f.each)

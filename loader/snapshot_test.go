@@ -105,7 +105,9 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 	}{
 		{"missing manifest", func(d string) { os.Remove(filepath.Join(d, ManifestName)) }, "manifest.json: no such file"},
 		{"missing data file", func(d string) { os.Remove(filepath.Join(d, fileCVEs)) }, "cves.jsonl.zst: open"},
-		{"unknown version", edit(ManifestName, replace(`"version": 1`, `"version": 2`)), "format version 2 is not supported"},
+		{"newer version", edit(ManifestName, replace(`"version": 2`, `"version": 3`)), "format version 3 is not supported (this vulnd reads version 2)"},
+		{"older version", edit(ManifestName, replace(`"version": 2`, `"version": 1`)), "format version 1 is not supported"},
+		{"ids flipped byte", edit(fileIDs, func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }), fileIDs},
 		{"not a manifest", edit(ManifestName, func([]byte) []byte { return []byte("{}") }), `format "" is not "vulnd-snapshot"`},
 		{"manifest not JSON", edit(ManifestName, func(b []byte) []byte { return b[:len(b)/2] }), "manifest.json"},
 		{"path outside", edit(ManifestName, replace(`"name": "cves.jsonl.zst"`, `"name": "../cves.jsonl.zst"`)), `cves file is "../cves.jsonl.zst", want "cves.jsonl.zst"`},

@@ -24,7 +24,7 @@ func main() {
 }
 
 const usage = `usage:
-  vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] FEED...
+  vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [-keep-reports N] FEED...
   vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
   vulnd validate DIR
 `
@@ -88,6 +88,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "snapshot directory to write")
 	prev := fs.String("previous", "", "previous snapshot directory to compare with")
 	at := fs.String("time", "", "build time, RFC 3339 (default: now)")
+	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep, newest first")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -99,8 +100,8 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	case fs.NArg() == 0:
 		return usageError{errors.New("no NVD feed files given")}
 	}
-	if *prev != "" {
-		return errors.New("-previous is not supported yet: change tracking is not implemented in this version")
+	if *keep < 1 {
+		return usageError{errors.New("-keep-reports must be at least 1")}
 	}
 	t := time.Now().UTC().Truncate(time.Second)
 	if *at != "" {
@@ -110,12 +111,14 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	start := time.Now()
-	m, err := loader.Build(loader.BuildOptions{CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Time: t})
+	m, err := loader.Build(loader.BuildOptions{
+		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t,
+	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d CVEs, %d CWEs, %d vendors, %d products, %d reports in %s\n",
-		*out, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports,
+	fmt.Fprintf(stdout, "wrote %s: %d CVEs, %d CWEs, %d vendors, %d products, %d reports, %d alerts in %s\n",
+		*out, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports, m.Counts.Alerts,
 		time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -1,0 +1,294 @@
+package loader
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// Event details, in the API's shapes. Field order follows the spec.
+
+type cpeChange struct {
+	CPEID   int64  `json:"cpe_id"`
+	Product string `json:"product"`
+	URI     string `json:"uri"`
+	Vendor  string `json:"vendor"`
+	Version string `json:"version"`
+}
+
+type cpesDetails struct {
+	Added   []cpeChange `json:"added"`
+	Removed []cpeChange `json:"removed"`
+}
+
+type cvssDetails struct {
+	Action   string `json:"action"`
+	ID       int64  `json:"id"`
+	NewScore string `json:"new_score"`
+	OldScore string `json:"old_score"`
+}
+
+type cwesDetails struct {
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+}
+
+type refChange struct {
+	ID       int64  `json:"id"`
+	Key      string `json:"key"`
+	Link     string `json:"link"`
+	NewValue string `json:"new_value"`
+	OldValue string `json:"old_value"`
+}
+
+type refsDetails struct {
+	Added   []index.Reference `json:"added"`
+	Changed []refChange       `json:"changed"`
+	Removed []index.Reference `json:"removed"`
+}
+
+type summaryDetails struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// diffCVEs compares the new build's CVEs with the previous snapshot's and
+// returns one alert per CVE that is new or changed in a tracked field, in
+// the order of cves, with ids from ids. at is the build time as served.
+// ids must already hold every id of both builds' records (assign).
+func diffCVEs(prev, cves []index.CVE, ids *idTables, at string) []index.Alert {
+	old := make(map[string]*index.CVE, len(prev))
+	for i := range prev {
+		old[prev[i].Name] = &prev[i]
+	}
+	var alerts []index.Alert
+	for i := range cves {
+		c := &cves[i]
+		events := diffCVE(old[c.Name], c, ids, at)
+		if len(events) == 0 {
+			continue
+		}
+		alerts = append(alerts, index.Alert{
+			ID:        ids.alertID(),
+			CVE:       c.Name,
+			CreatedAt: at,
+			Handlers:  handlersOf(old[c.Name], c),
+			Events:    events,
+		})
+	}
+	return alerts
+}
+
+// diffCVE returns the events of one CVE: from nothing when o is nil (a new
+// CVE), else one per kind of change, in the event-type order.
+func diffCVE(o, n *index.CVE, ids *idTables, at string) []index.Event {
+	var events []index.Event
+	add := func(typ string, details any) {
+		b, err := json.MarshalWithOption(details, json.DisableHTMLEscape())
+		if err != nil {
+			panic(err) // plain structs of strings and numbers
+		}
+		events = append(events, index.Event{Type: typ, CreatedAt: at, Details: b})
+	}
+	if o == nil {
+		add(index.EventNewCVE, struct{}{})
+		o = &index.CVE{Name: n.Name, Summary: n.Summary}
+	} else if o.Summary != n.Summary {
+		add(index.EventSummaryChanged, summaryDetails{Old: o.Summary, New: n.Summary})
+	}
+	if d := diffCPEs(o.CPEs, n.CPEs); len(d.Added)+len(d.Removed) > 0 {
+		add(index.EventCPEsChanged, d)
+	}
+	for _, d := range diffMetrics(o, n, ids) {
+		add(index.EventCVSSChanged, d)
+	}
+	if d := diffCWEs(o.CWEs, n.CWEs); len(d.Added)+len(d.Removed) > 0 {
+		add(index.EventCWEsChanged, d)
+	}
+	if d := diffRefs(n.Name, o.References, n.References, ids); len(d.Added)+len(d.Changed)+len(d.Removed) > 0 {
+		add(index.EventReferencesChanged, d)
+	}
+	return events
+}
+
+// diffCPEs compares the sets of CPE URIs: added in the new record's order,
+// removed in the old record's order, each URI once.
+func diffCPEs(o, n []index.CPE) cpesDetails {
+	d := cpesDetails{Added: []cpeChange{}, Removed: []cpeChange{}}
+	in := func(list []index.CPE) map[string]bool {
+		m := make(map[string]bool, len(list))
+		for _, c := range list {
+			m[c.URI] = true
+		}
+		return m
+	}
+	oldSet, newSet := in(o), in(n)
+	collect := func(list []index.CPE, other map[string]bool) []cpeChange {
+		out := []cpeChange{}
+		seen := map[string]bool{}
+		for _, c := range list {
+			if other[c.URI] || seen[c.URI] {
+				continue
+			}
+			seen[c.URI] = true
+			out = append(out, cpeChange{CPEID: c.ID, Product: c.Product, URI: c.URI, Vendor: c.Vendor, Version: c.Version})
+		}
+		return out
+	}
+	d.Added = collect(n, oldSet)
+	d.Removed = collect(o, newSet)
+	return d
+}
+
+// diffMetrics compares each CVSS metric, one per (version, source), by base
+// score, and returns one change per metric that changed, ordered by id.
+func diffMetrics(o, n *index.CVE, ids *idTables) []cvssDetails {
+	type pair struct {
+		id       int64
+		old, new *index.Metric
+	}
+	byKey := map[cvssKey]*pair{}
+	var order []cvssKey
+	note := func(c *index.CVE, isNew bool) {
+		for k := range c.Metrics {
+			m := &c.Metrics[k]
+			key := cvssKey{n.Name, m.Version, m.Source}
+			p := byKey[key]
+			if p == nil {
+				p = &pair{id: ids.cvss[key]}
+				byKey[key] = p
+				order = append(order, key)
+			}
+			// The first metric of a (version, source) stands for it.
+			if isNew && p.new == nil {
+				p.new = m
+			} else if !isNew && p.old == nil {
+				p.old = m
+			}
+		}
+	}
+	note(o, false)
+	note(n, true)
+	var out []cvssDetails
+	for _, key := range order {
+		p := byKey[key]
+		switch {
+		case p.old == nil:
+			out = append(out, cvssDetails{Action: "added", ID: p.id, NewScore: score(p.new.Score), OldScore: ""})
+		case p.new == nil:
+			out = append(out, cvssDetails{Action: "removed", ID: p.id, NewScore: "", OldScore: score(p.old.Score)})
+		case score(p.old.Score) != score(p.new.Score):
+			out = append(out, cvssDetails{Action: "changed", ID: p.id, NewScore: score(p.new.Score), OldScore: score(p.old.Score)})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// score writes a base score with one digit after the point ("5.0").
+func score(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) }
+
+// diffCWEs compares the sets of CWE names; both lists come ascending by
+// number, and so do the results.
+func diffCWEs(o, n []string) cwesDetails {
+	d := cwesDetails{Added: []string{}, Removed: []string{}}
+	has := func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range n {
+		if !has(o, s) {
+			d.Added = append(d.Added, s)
+		}
+	}
+	for _, s := range o {
+		if !has(n, s) {
+			d.Removed = append(d.Removed, s)
+		}
+	}
+	return d
+}
+
+// diffRefs matches references by link: links only in the new record are
+// added (new order), only in the old removed (old order); for a link in
+// both, each of type, source and description that differs is one change,
+// in the new record's order. A link listed twice counts once, first wins.
+func diffRefs(cve string, o, n []index.Reference, ids *idTables) refsDetails {
+	d := refsDetails{Added: []index.Reference{}, Changed: []refChange{}, Removed: []index.Reference{}}
+	first := func(list []index.Reference) (map[string]*index.Reference, []*index.Reference) {
+		m := make(map[string]*index.Reference, len(list))
+		var order []*index.Reference
+		for i := range list {
+			if _, dup := m[list[i].Link]; !dup {
+				m[list[i].Link] = &list[i]
+				order = append(order, &list[i])
+			}
+		}
+		return m, order
+	}
+	oldBy, oldOrder := first(o)
+	newBy, newOrder := first(n)
+	for _, r := range newOrder {
+		was, ok := oldBy[r.Link]
+		if !ok {
+			d.Added = append(d.Added, *r)
+			continue
+		}
+		id := ids.ref[refKey{cve, r.Link}]
+		for _, f := range [...]struct{ key, old, new string }{
+			{"type", was.Type, r.Type},
+			{"source", was.Source, r.Source},
+			{"description", was.Description, r.Description},
+		} {
+			if f.old != f.new {
+				d.Changed = append(d.Changed, refChange{ID: id, Key: f.key, Link: r.Link, NewValue: f.new, OldValue: f.old})
+			}
+		}
+	}
+	for _, r := range oldOrder {
+		if _, ok := newBy[r.Link]; !ok {
+			d.Removed = append(d.Removed, *r)
+		}
+	}
+	return d
+}
+
+// handlersOf lists the distinct vendor and product names of a CVE's CPEs
+// before (o, may be nil) and after the change, each in byte order.
+func handlersOf(o, n *index.CVE) index.Handlers {
+	vendors, products := map[string]bool{}, map[string]bool{}
+	for _, c := range []*index.CVE{o, n} {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.CPEs {
+			if isCPEName(p.Vendor) {
+				vendors[p.Vendor] = true
+			}
+			if isCPEName(p.Product) {
+				products[p.Product] = true
+			}
+		}
+	}
+	return index.Handlers{Products: sortedSet(products), Vendors: sortedSet(vendors)}
+}
+
+// isCPEName tells a CPE component that names something from the logical
+// values ANY ("*") and NA ("-"), as the index does for vendors and products.
+func isCPEName(s string) bool { return s != "" && s != "*" && s != "-" }
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,148 @@
+package loader
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// idTables keeps every id the API shows that must not change from one
+// build to the next: the cpe_id of each CPE URI, the id of each CVSS record
+// (CVE, metric version, source), the id of each reference record (CVE,
+// link), and the next free alert id. A snapshot stores its tables so the
+// next build (-previous) continues them; an id, once given, is never given
+// to anything else, even after the thing it named disappears.
+type idTables struct {
+	cpe       map[string]int64
+	cvss      map[cvssKey]int64
+	ref       map[refKey]int64
+	nextCPE   int64
+	nextCVSS  int64
+	nextRef   int64
+	nextAlert int64
+}
+
+type cvssKey struct{ cve, version, source string }
+
+type refKey struct{ cve, link string }
+
+func newIDTables() *idTables {
+	return &idTables{
+		cpe: map[string]int64{}, cvss: map[cvssKey]int64{}, ref: map[refKey]int64{},
+		nextCPE: 1, nextCVSS: 1, nextRef: 1, nextAlert: 1,
+	}
+}
+
+// idRecord is one line of ids.jsonl.zst. Table is "cpe" (URI), "cvss"
+// (CVE, Version, Source), "ref" (CVE, Link) or "next" (ID is the next free
+// alert id; the other counters follow from the tables' largest ids).
+type idRecord struct {
+	Table   string `json:"table"`
+	ID      int64  `json:"id"`
+	URI     string `json:"uri,omitempty"`
+	CVE     string `json:"cve,omitempty"`
+	Version string `json:"version,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Link    string `json:"link,omitempty"`
+}
+
+func (t *idTables) add(r idRecord) error {
+	if r.ID < 1 {
+		return fmt.Errorf("%s id %d is not positive", r.Table, r.ID)
+	}
+	switch r.Table {
+	case "cpe":
+		t.cpe[r.URI] = r.ID
+		t.nextCPE = max(t.nextCPE, r.ID+1)
+	case "cvss":
+		t.cvss[cvssKey{r.CVE, r.Version, r.Source}] = r.ID
+		t.nextCVSS = max(t.nextCVSS, r.ID+1)
+	case "ref":
+		t.ref[refKey{r.CVE, r.Link}] = r.ID
+		t.nextRef = max(t.nextRef, r.ID+1)
+	case "next":
+		t.nextAlert = max(t.nextAlert, r.ID)
+	default:
+		return fmt.Errorf("unknown id table %q", r.Table)
+	}
+	return nil
+}
+
+// records lists the tables in a stable order, for writing.
+func (t *idTables) records() []idRecord {
+	out := make([]idRecord, 0, 1+len(t.cpe)+len(t.cvss)+len(t.ref))
+	out = append(out, idRecord{Table: "next", ID: t.nextAlert})
+	start := len(out)
+	for uri, id := range t.cpe {
+		out = append(out, idRecord{Table: "cpe", ID: id, URI: uri})
+	}
+	for k, id := range t.cvss {
+		out = append(out, idRecord{Table: "cvss", ID: id, CVE: k.cve, Version: k.version, Source: k.source})
+	}
+	for k, id := range t.ref {
+		out = append(out, idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link})
+	}
+	rest := out[start:]
+	sort.Slice(rest, func(i, j int) bool {
+		if rest[i].Table != rest[j].Table {
+			return rest[i].Table < rest[j].Table
+		}
+		return rest[i].ID < rest[j].ID
+	})
+	return out
+}
+
+// assign gives every CPE URI, CVSS record and reference of cves its id,
+// keeping the ids the tables already hold and numbering new ones in a
+// deterministic order (CVEs are in name order, records in source order).
+// It writes cpe_id into the CPEs and the id into each Metric.
+func (t *idTables) assign(cves []index.CVE) {
+	// New URIs are numbered in byte order, so the numbering does not depend
+	// on which CVE happens to mention a URI first.
+	var fresh []string
+	for i := range cves {
+		for _, c := range cves[i].CPEs {
+			if _, ok := t.cpe[c.URI]; !ok {
+				t.cpe[c.URI] = 0
+				fresh = append(fresh, c.URI)
+			}
+		}
+	}
+	sort.Strings(fresh)
+	for _, uri := range fresh {
+		t.cpe[uri] = t.nextCPE
+		t.nextCPE++
+	}
+	for i := range cves {
+		c := &cves[i]
+		for k := range c.CPEs {
+			c.CPEs[k].ID = t.cpe[c.CPEs[k].URI]
+		}
+		for k := range c.Metrics {
+			m := &c.Metrics[k]
+			key := cvssKey{c.Name, m.Version, m.Source}
+			if id, ok := t.cvss[key]; ok {
+				m.ID = id
+			} else {
+				m.ID = t.nextCVSS
+				t.cvss[key] = m.ID
+				t.nextCVSS++
+			}
+		}
+		for _, r := range c.References {
+			key := refKey{c.Name, r.Link}
+			if _, ok := t.ref[key]; !ok {
+				t.ref[key] = t.nextRef
+				t.nextRef++
+			}
+		}
+	}
+}
+
+// alertID returns a fresh alert id.
+func (t *idTables) alertID() int64 {
+	id := t.nextAlert
+	t.nextAlert++
+	return id
+}
