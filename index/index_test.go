@@ -15,7 +15,7 @@ func TestCompareVersions(t *testing.T) {
 	for _, ordered := range [][]string{
 		{"1.9", "1.10", "2.0", "2.0a", "10"},
 		{"0.9", "1", "1.0", "1.0.0", "1.0.1"},
-		{"01", "1"}, // equal as numbers: byte order ("0" < "1")
+		{"01", "1"},     // equal as numbers: byte order ("0" < "1")
 		{"1.02", "1.2"}, // equal run by run: byte order
 		{"2.0-alpha1", "2.0-alpha2", "2.0-beta1", "2.0.0"},
 		{"12.5.1su8a", "14su3"},
@@ -115,7 +115,9 @@ func cve(name, updated string, cpes ...CPE) CVE {
 }
 
 func TestBuildOrderAndRelations(t *testing.T) {
-	p := func(v, prod, ver string) CPE { return CPE{URI: "u:" + v + prod + ver, Vendor: v, Product: prod, Version: ver} }
+	p := func(v, prod, ver string) CPE {
+		return CPE{URI: "u:" + v + prod + ver, Vendor: v, Product: prod, Version: ver}
+	}
 	d := &Data{
 		CWEs: []CWE{{Name: "CWE-200"}, {Name: "CWE-20"}, {Name: "CWE-1000"}},
 		CVEs: []CVE{
