@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench fuzz demo sample clean
+.PHONY: build run test vet bench fuzz demo sample refresh clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vulnd
@@ -43,6 +43,23 @@ demo: build
 # Builds a snapshot of the real sample in ../shared/data into /tmp/vulnd-sample.
 sample: build
 	$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o /tmp/vulnd-sample $(SHARED)/nvd/nvdcve-2.0-sample.json.gz
+
+# The daily refresh: builds $(SNAP).next from every feed in $(FEEDS) with
+# $(SNAP) as the previous snapshot, validates it, moves it into place
+# (the old one is kept as $(SNAP).prev) and sends SIGHUP to every running
+# vulnd. Example:
+#   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current
+refresh: build
+	@test -n "$(FEEDS)" -a -n "$(CWE)" -a -n "$(SNAP)" || { echo "usage: make refresh FEEDS=DIR CWE=FILE SNAP=DIR" >&2; exit 2; }
+	@feeds=$$(ls $(FEEDS)/nvdcve-2.0-[0-9]*.json* 2>/dev/null; ls $(FEEDS)/nvdcve-2.0-modified.json* $(FEEDS)/nvdcve-2.0-recent.json* 2>/dev/null); \
+	  test -n "$$feeds" || { echo "refresh: no nvdcve-2.0-*.json* in $(FEEDS)" >&2; exit 1; }; \
+	  prev=; test -d "$(SNAP)" && prev="-previous $(SNAP)"; \
+	  $(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev $$feeds
+	$(BIN) validate $(SNAP).next
+	rm -rf $(SNAP).prev
+	if [ -d $(SNAP) ]; then mv $(SNAP) $(SNAP).prev; fi
+	mv $(SNAP).next $(SNAP)
+	-pkill -HUP -x vulnd || true
 
 clean:
 	rm -rf bin
