@@ -216,45 +216,41 @@ func diffCWEs(o, n []string) cwesDetails {
 	return d
 }
 
-// diffRefs matches references by link: links only in the new record are
-// added (new order), only in the old removed (old order); for a link in
-// both, each of type, source and description that differs is one change,
-// in the new record's order. A link listed twice counts once, first wins.
+// diffRefs matches references by link: the n-th reference with a link in
+// the old record pairs with the n-th with that link in the new one (NVD
+// repeats a link under a second source; each entry is a reference of its
+// own). New ones without a partner are added (new order), old ones without
+// one removed (old order); for each pair, each of type, source and
+// description that differs is one change, in the new record's order.
 func diffRefs(cve string, o, n []index.Reference, ids *idTables) refsDetails {
 	d := refsDetails{Added: []index.Reference{}, Changed: []refChange{}, Removed: []index.Reference{}}
-	first := func(list []index.Reference) (map[string]*index.Reference, []*index.Reference) {
-		m := make(map[string]*index.Reference, len(list))
-		var order []*index.Reference
-		for i := range list {
-			if _, dup := m[list[i].Link]; !dup {
-				m[list[i].Link] = &list[i]
-				order = append(order, &list[i])
-			}
-		}
-		return m, order
+	oldKeys, newKeys := refKeys(cve, o), refKeys(cve, n)
+	oldBy := make(map[refKey]*index.Reference, len(o))
+	for i, k := range oldKeys {
+		oldBy[k] = &o[i]
 	}
-	oldBy, oldOrder := first(o)
-	newBy, newOrder := first(n)
-	for _, r := range newOrder {
-		was, ok := oldBy[r.Link]
+	newBy := make(map[refKey]bool, len(n))
+	for i, k := range newKeys {
+		newBy[k] = true
+		r := &n[i]
+		was, ok := oldBy[k]
 		if !ok {
 			d.Added = append(d.Added, *r)
 			continue
 		}
-		id := ids.ref[refKey{cve, r.Link}]
 		for _, f := range [...]struct{ key, old, new string }{
 			{"type", was.Type, r.Type},
 			{"source", was.Source, r.Source},
 			{"description", was.Description, r.Description},
 		} {
 			if f.old != f.new {
-				d.Changed = append(d.Changed, refChange{ID: id, Key: f.key, Link: r.Link, NewValue: f.new, OldValue: f.old})
+				d.Changed = append(d.Changed, refChange{ID: ids.ref[k], Key: f.key, Link: r.Link, NewValue: f.new, OldValue: f.old})
 			}
 		}
 	}
-	for _, r := range oldOrder {
-		if _, ok := newBy[r.Link]; !ok {
-			d.Removed = append(d.Removed, *r)
+	for i, k := range oldKeys {
+		if !newBy[k] {
+			d.Removed = append(d.Removed, o[i])
 		}
 	}
 	return d

@@ -93,7 +93,13 @@ func TestDiffEdgeCases(t *testing.T) {
 					{"id":1,"key":"type","link":"https://a","new_value":"VENDOR_ADVISORY","old_value":"PATCH"},
 					{"id":1,"key":"source","link":"https://a","new_value":"t","old_value":"s"},
 					{"id":1,"key":"description","link":"https://a","new_value":"Vendor Advisory, Patch","old_value":"Patch"}],
-				"removed":[{"description":"","link":"https://b","source":"s","type":"UNKNOWN"}]}}]`},
+				"removed":[{"description":"","link":"https://b","source":"s","type":"UNKNOWN"},
+					{"description":"X","link":"https://a","source":"dup","type":"X"}]}}]`},
+		{"link repeated under a second source is added", func(c *index.CVE) {
+			c.References = append(c.References, ref("https://b", "cisa", "UNKNOWN", ""))
+		}, `[
+			{"type":"References changed","created_at":"` + at + `","details":{
+				"added":[{"description":"","link":"https://b","source":"cisa","type":"UNKNOWN"}],"changed":[],"removed":[]}}]`},
 		{"CWEs replaced", func(c *index.CVE) { c.CWEs = []string{"CWE-20", "CWE-89", "CWE-787"} }, `[
 			{"type":"CWEs changed","created_at":"` + at + `","details":{"added":["CWE-89","CWE-787"],"removed":["CWE-79"]}}]`},
 		{"rejected", func(c *index.CVE) {
@@ -109,14 +115,16 @@ func TestDiffEdgeCases(t *testing.T) {
 			{"type":"CWEs changed","created_at":"` + at + `","details":{"added":[],"removed":["CWE-20","CWE-79"]}},
 			{"type":"References changed","created_at":"` + at + `","details":{"added":[],"changed":[],"removed":[
 				{"description":"Patch","link":"https://a","source":"s","type":"PATCH"},
-				{"description":"","link":"https://b","source":"s","type":"UNKNOWN"}]}}]`},
+				{"description":"","link":"https://b","source":"s","type":"UNKNOWN"},
+				{"description":"X","link":"https://a","source":"dup","type":"X"}]}}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := clone(base)
 			n := clone(base)
 			tc.edit(&n)
 			// apache (1), apache2 (2), windows (3): new URIs are numbered
-			// in byte order; metrics and references in record order.
+			// in byte order; metrics and references in record order. The
+			// second https://a of base is a reference of its own.
 			ids := newIDTables()
 			ids.assign([]index.CVE{{Name: old.Name, CPEs: []index.CPE{cpeOf(win), cpeOf(apache2), cpeOf(apache)}}})
 			ids.assign([]index.CVE{old, n})

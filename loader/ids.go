@@ -25,7 +25,13 @@ type idTables struct {
 
 type cvssKey struct{ cve, version, source string }
 
-type refKey struct{ cve, link string }
+// refKey names a reference record: the n-th (from 0) reference of a CVE
+// with that link. NVD repeats a link under a second source, and each entry
+// is a record of its own.
+type refKey struct {
+	cve, link string
+	n         int
+}
 
 func newIDTables() *idTables {
 	return &idTables{
@@ -35,8 +41,9 @@ func newIDTables() *idTables {
 }
 
 // idRecord is one line of ids.jsonl.zst. Table is "cpe" (URI), "cvss"
-// (CVE, Version, Source), "ref" (CVE, Link) or "next" (ID is the next free
-// alert id; the other counters follow from the tables' largest ids).
+// (CVE, Version, Source), "ref" (CVE, Link, N: the occurrence of the link)
+// or "next" (ID is the next free alert id; the other counters follow from
+// the tables' largest ids).
 type idRecord struct {
 	Table   string `json:"table"`
 	ID      int64  `json:"id"`
@@ -45,6 +52,7 @@ type idRecord struct {
 	Version string `json:"version,omitempty"`
 	Source  string `json:"source,omitempty"`
 	Link    string `json:"link,omitempty"`
+	N       int    `json:"n,omitempty"`
 }
 
 func (t *idTables) add(r idRecord) error {
@@ -59,7 +67,7 @@ func (t *idTables) add(r idRecord) error {
 		t.cvss[cvssKey{r.CVE, r.Version, r.Source}] = r.ID
 		t.nextCVSS = max(t.nextCVSS, r.ID+1)
 	case "ref":
-		t.ref[refKey{r.CVE, r.Link}] = r.ID
+		t.ref[refKey{r.CVE, r.Link, r.N}] = r.ID
 		t.nextRef = max(t.nextRef, r.ID+1)
 	case "next":
 		t.nextAlert = max(t.nextAlert, r.ID)
@@ -81,7 +89,7 @@ func (t *idTables) records() []idRecord {
 		out = append(out, idRecord{Table: "cvss", ID: id, CVE: k.cve, Version: k.version, Source: k.source})
 	}
 	for k, id := range t.ref {
-		out = append(out, idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link})
+		out = append(out, idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
 	}
 	rest := out[start:]
 	sort.Slice(rest, func(i, j int) bool {
@@ -130,8 +138,7 @@ func (t *idTables) assign(cves []index.CVE) {
 				t.nextCVSS++
 			}
 		}
-		for _, r := range c.References {
-			key := refKey{c.Name, r.Link}
+		for _, key := range refKeys(c.Name, c.References) {
 			if _, ok := t.ref[key]; !ok {
 				t.ref[key] = t.nextRef
 				t.nextRef++
@@ -145,4 +152,16 @@ func (t *idTables) alertID() int64 {
 	id := t.nextAlert
 	t.nextAlert++
 	return id
+}
+
+// refKeys names each reference of a CVE: its link and how many earlier
+// references of the CVE have the same link.
+func refKeys(cve string, refs []index.Reference) []refKey {
+	keys := make([]refKey, len(refs))
+	seen := make(map[string]int, len(refs))
+	for i, r := range refs {
+		keys[i] = refKey{cve, r.Link, seen[r.Link]}
+		seen[r.Link]++
+	}
+	return keys
 }
