@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"math"
 	"sort"
 	"strconv"
 
@@ -85,6 +86,9 @@ func diffCVEs(prev, cves []index.CVE, ids *idTables, at string) []index.Alert {
 // diffCVE returns the events of one CVE: from nothing when o is nil (a new
 // CVE), else one per kind of change, in the event-type order.
 func diffCVE(o, n *index.CVE, ids *idTables, at string) []index.Event {
+	if o != nil && sameTracked(o, n) {
+		return nil
+	}
 	var events []index.Event
 	add := func(typ string, details any) {
 		b, err := json.MarshalWithOption(details, json.DisableHTMLEscape())
@@ -112,6 +116,38 @@ func diffCVE(o, n *index.CVE, ids *idTables, at string) []index.Event {
 		add(index.EventReferencesChanged, d)
 	}
 	return events
+}
+
+// sameTracked reports whether two versions of a CVE agree, element by
+// element, in every tracked field: the common case, which must cost no
+// allocation. A false answer only means the full comparison runs.
+func sameTracked(o, n *index.CVE) bool {
+	if o.Summary != n.Summary || len(o.CPEs) != len(n.CPEs) || len(o.Metrics) != len(n.Metrics) ||
+		len(o.CWEs) != len(n.CWEs) || len(o.References) != len(n.References) {
+		return false
+	}
+	for i := range o.CPEs {
+		if o.CPEs[i].URI != n.CPEs[i].URI {
+			return false
+		}
+	}
+	for i := range o.Metrics {
+		a, b := &o.Metrics[i], &n.Metrics[i]
+		if a.Version != b.Version || a.Source != b.Source || tenths(a.Score) != tenths(b.Score) {
+			return false
+		}
+	}
+	for i := range o.CWEs {
+		if o.CWEs[i] != n.CWEs[i] {
+			return false
+		}
+	}
+	for i := range o.References {
+		if o.References[i] != n.References[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // diffCPEs compares the sets of CPE URIs: added in the new record's order,
@@ -180,13 +216,16 @@ func diffMetrics(o, n *index.CVE, ids *idTables) []cvssDetails {
 			out = append(out, cvssDetails{Action: "added", ID: p.id, NewScore: score(p.new.Score), OldScore: ""})
 		case p.new == nil:
 			out = append(out, cvssDetails{Action: "removed", ID: p.id, NewScore: "", OldScore: score(p.old.Score)})
-		case score(p.old.Score) != score(p.new.Score):
+		case tenths(p.old.Score) != tenths(p.new.Score):
 			out = append(out, cvssDetails{Action: "changed", ID: p.id, NewScore: score(p.new.Score), OldScore: score(p.old.Score)})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
+
+// tenths is a score in tenths of a point, as compared and shown.
+func tenths(s float64) int64 { return int64(math.Round(s * 10)) }
 
 // score writes a base score with one digit after the point ("5.0").
 func score(s float64) string { return strconv.FormatFloat(s, 'f', 1, 64) }
