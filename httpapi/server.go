@@ -114,7 +114,9 @@ func (c *call) pageIf(l index.List, ok bool, notFound error) ([]byte, error) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
-	if !validEscapes(path) {
+	// NewListener rewrites a request line whose path net/http would refuse
+	// (bad escapes) to badEscapeTarget, so the answer is ours.
+	if path == badEscapeTarget || !validEscapes(path) {
 		writeError(w, r, errBadEscape)
 		return
 	}

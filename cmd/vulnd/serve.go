@@ -82,7 +82,7 @@ func (m *Main) Open() error {
 		return err
 	}
 	m.api = newHTTPServer(httpapi.New(m.cur.Load, httpapi.Options{PageSize: m.PageSize}))
-	go m.serve(m.api, m.apiLn)
+	go m.serve(m.api, httpapi.NewListener(m.apiLn))
 	if m.AdminAddr != "" {
 		if m.adminLn, err = net.Listen("tcp", m.AdminAddr); err != nil {
 			m.apiLn.Close()

@@ -201,6 +201,20 @@ func TestBinarySignals(t *testing.T) {
 	if etag == "" {
 		t.Fatalf("server did not answer; log:\n%s", logs.String())
 	}
+	// A path net/http itself would refuse still gets our JSON 400.
+	conn, err := net.Dial("tcp", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(conn, "GET /cve/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	raw, _ := io.ReadAll(conn)
+	conn.Close()
+	for _, want := range []string{"HTTP/1.1 400 ", "Content-Type: application/json", "Vary: Accept", `{"message":"path is not valid percent-encoding"}`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("GET /cve/%%ZZ: response lacks %q:\n%s", want, raw)
+		}
+	}
+
 	corrupt(t, snap)
 	cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, &logs, "reload failed")

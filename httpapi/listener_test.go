@@ -1,0 +1,497 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// listenerServer serves an echo handler through NewListener on a loopback
+// port and returns its address. The handler answers with the request-target
+// as net/http saw it, its escaped path and the body it read, so a test sees
+// exactly what the rewriting did. Handlers whose target holds "sleep" take
+// 150 ms, to let a test pipeline into a running handler.
+func listenerServer(t *testing.T, configure func(*http.Server)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(r.RequestURI, "sleep") {
+			time.Sleep(150 * time.Millisecond)
+		}
+		w.Header().Set("Content-Type", "text/echo")
+		io.WriteString(w, r.Method+" uri="+r.RequestURI+" path="+r.URL.EscapedPath()+" body="+string(body))
+	})}
+	if configure != nil {
+		configure(srv)
+	}
+	go srv.Serve(NewListener(l))
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// rawConn dials addr with a deadline that keeps a broken test from hanging.
+func rawConn(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	return c, bufio.NewReader(c)
+}
+
+type echoed struct {
+	status int
+	ctype  string
+	body   string
+}
+
+func readEcho(t *testing.T, br *bufio.Reader) echoed {
+	t.Helper()
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return echoed{res.StatusCode, res.Header.Get("Content-Type"), string(b)}
+}
+
+// wantEcho checks a 200 from the echo handler with the given text.
+func wantEcho(t *testing.T, got echoed, want string) {
+	t.Helper()
+	if got.status != 200 || got.ctype != "text/echo" || got.body != want {
+		t.Fatalf("got %d %q %q, want 200 echo %q", got.status, got.ctype, got.body, want)
+	}
+}
+
+func get(target string) string {
+	return "GET " + target + " HTTP/1.1\r\nHost: x\r\nUser-Agent: t\r\n\r\n"
+}
+
+func TestListenerRewritesOnlyBadPathEscapes(t *testing.T) {
+	addr := listenerServer(t, nil)
+	for _, tc := range []struct{ target, want string }{
+		{"/cve/CVE-2023-0001", "GET uri=/cve/CVE-2023-0001 path=/cve/CVE-2023-0001 body="},
+		{"/cve/%ZZ", "GET uri=/.bad-escape path=/.bad-escape body="},
+		{"/cve/%2", "GET uri=/.bad-escape path=/.bad-escape body="},
+		{"/cve/%", "GET uri=/.bad-escape path=/.bad-escape body="},
+		{"/cve/%zz", "GET uri=/.bad-escape path=/.bad-escape body="},
+		{"/cve/%ZZ?page=2", "GET uri=/.bad-escape path=/.bad-escape body="},
+		{"/vendors/a%2Fb/products/x%2by", "GET uri=/vendors/a%2Fb/products/x%2by path=/vendors/a%2Fb/products/x%2by body="},
+		{"/cve?x=%ZZ", "GET uri=/cve?x=%ZZ path=/cve body="},
+		{"/cve?x=%ZZ&y=%", "GET uri=/cve?x=%ZZ&y=% path=/cve body="},
+		{"/cve?", "GET uri=/cve? path=/cve body="},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			c, br := rawConn(t, addr)
+			if _, err := io.WriteString(c, get(tc.target)); err != nil {
+				t.Fatal(err)
+			}
+			wantEcho(t, readEcho(t, br), tc.want)
+		})
+	}
+}
+
+func TestListenerKeepsMethodAndVersion(t *testing.T) {
+	addr := listenerServer(t, nil)
+	c, br := rawConn(t, addr)
+	// HEAD, HTTP/1.0 with keep-alive, bare LF line ends.
+	io.WriteString(c, "HEAD /a%G0 HTTP/1.0\nConnection: keep-alive\n\n")
+	res, err := http.ReadResponse(br, &http.Request{Method: "HEAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.ProtoMinor != 0 {
+		t.Fatalf("HEAD: %d %s", res.StatusCode, res.Proto)
+	}
+	io.WriteString(c, "OPTIONS /a%G0 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	wantEcho(t, readEcho(t, br), "OPTIONS uri=/.bad-escape path=/.bad-escape body=")
+}
+
+func TestListenerPipelined(t *testing.T) {
+	stream := get("/one") + get("/two/%ZZ") + get("/three%2F")
+	want := []string{
+		"GET uri=/one path=/one body=",
+		"GET uri=/.bad-escape path=/.bad-escape body=",
+		"GET uri=/three%2F path=/three%2F body=",
+	}
+	addr := listenerServer(t, nil)
+	t.Run("one write", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, stream)
+		for _, w := range want {
+			wantEcho(t, readEcho(t, br), w)
+		}
+	})
+	t.Run("byte by byte", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		go func() {
+			for i := 0; i < len(stream); i++ {
+				if _, err := c.Write([]byte{stream[i]}); err != nil {
+					return
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+		}()
+		for _, w := range want {
+			wantEcho(t, readEcho(t, br), w)
+		}
+	})
+	t.Run("into a running handler", func(t *testing.T) {
+		// The second request line arrives in two parts while the first
+		// handler runs, so net/http's background read meets it and is
+		// then aborted by a deadline: the held-back part must survive.
+		c, br := rawConn(t, addr)
+		io.WriteString(c, get("/sleep")+"GET /cve/%Z")
+		time.Sleep(50 * time.Millisecond)
+		io.WriteString(c, "Z")
+		time.Sleep(250 * time.Millisecond)
+		io.WriteString(c, " HTTP/1.1\r\nHost: x\r\n\r\n")
+		wantEcho(t, readEcho(t, br), "GET uri=/sleep path=/sleep body=")
+		wantEcho(t, readEcho(t, br), "GET uri=/.bad-escape path=/.bad-escape body=")
+	})
+}
+
+func TestListenerBodies(t *testing.T) {
+	addr := listenerServer(t, nil)
+	fake := "GET /%ZZ HTTP/1.1\r\nHost: x\r\n\r\n"
+	t.Run("content-length", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, "POST /p HTTP/1.1\r\nHost: x\r\ncontent-LENGTH: "+strconv.Itoa(len(fake))+"\r\n\r\n"+fake+get("/next%2F"))
+		wantEcho(t, readEcho(t, br), "POST uri=/p path=/p body="+fake)
+		wantEcho(t, readEcho(t, br), "GET uri=/next%2F path=/next%2F body=")
+		// After a body the connection is passed through: net/http
+		// rejects a bad escape itself.
+		io.WriteString(c, get("/%ZZ"))
+		if got := readEcho(t, br); got.status != 400 {
+			t.Fatalf("got %+v, want 400", got)
+		}
+	})
+	t.Run("chunked", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, "POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			strconv.FormatInt(int64(len(fake)), 16)+"\r\n"+fake+"\r\n0\r\n\r\n"+get("/next"))
+		wantEcho(t, readEcho(t, br), "POST uri=/p path=/p body="+fake)
+		wantEcho(t, readEcho(t, br), "GET uri=/next path=/next body=")
+	})
+	t.Run("zero length", func(t *testing.T) {
+		// Content-Length: 0 is no body, so rewriting goes on; net/http
+		// skips the CRLF some clients add after a POST, and so do we.
+		c, br := rawConn(t, addr)
+		io.WriteString(c, "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 00\r\n\r\n\r\n"+get("/%ZZ"))
+		wantEcho(t, readEcho(t, br), "POST uri=/p path=/p body=")
+		wantEcho(t, readEcho(t, br), "GET uri=/.bad-escape path=/.bad-escape body=")
+	})
+}
+
+func TestListenerLongRequestLine(t *testing.T) {
+	addr := listenerServer(t, nil)
+	long := "/" + strings.Repeat("a", 10<<10)
+	t.Run("bad escape", func(t *testing.T) {
+		// Too long to hold back: passed on, and net/http answers.
+		c, br := rawConn(t, addr)
+		io.WriteString(c, get(long+"%ZZ"))
+		if got := readEcho(t, br); got.status != 400 || got.ctype == "text/echo" {
+			t.Fatalf("got %d %q", got.status, got.ctype)
+		}
+	})
+	t.Run("valid", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, get(long)+get("/%ZZ"))
+		wantEcho(t, readEcho(t, br), "GET uri="+long+" path="+long+" body=")
+		if got := readEcho(t, br); got.status != 400 {
+			t.Fatalf("got %+v", got)
+		}
+	})
+	t.Run("header limit", func(t *testing.T) {
+		addr := listenerServer(t, func(s *http.Server) { s.MaxHeaderBytes = 4 << 10 })
+		c, br := rawConn(t, addr)
+		io.WriteString(c, get(long))
+		if got := readEcho(t, br); got.status != http.StatusRequestHeaderFieldsTooLarge {
+			t.Fatalf("got %d %q", got.status, got.ctype)
+		}
+	})
+}
+
+func TestListenerNotHTTP1(t *testing.T) {
+	addr := listenerServer(t, nil)
+	for _, s := range []string{
+		"GET /%ZZ HTTP/2.0\r\nHost: x\r\n\r\n",
+		"GET /%ZZ\r\n\r\n",
+		"\x16\x03\x01\x00\xa5GET /%ZZ HTTP/1.1\r\n\r\n",
+	} {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, s)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		res.Body.Close()
+		if res.StatusCode/100 != 4 && res.StatusCode != 505 {
+			t.Fatalf("%q: %d", s, res.StatusCode)
+		}
+	}
+}
+
+func TestListenerDeadlines(t *testing.T) {
+	// A request line that never ends meets ReadHeaderTimeout: the
+	// deadline reaches the connection and net/http hangs up.
+	addr := listenerServer(t, func(s *http.Server) { s.ReadHeaderTimeout = 200 * time.Millisecond })
+	c, _ := rawConn(t, addr)
+	io.WriteString(c, "GET /cve/%Z")
+	start := time.Now()
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+func TestListenerCloseWrite(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ln := NewListener(l)
+	go func() {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatal("accepted TCP connection lost CloseWrite")
+	}
+	if err := cw.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chunkReader returns its data in pieces whose sizes come from sizes (cycled;
+// 1 to 256 bytes), then errs.
+type chunkReader struct {
+	data  []byte
+	sizes []byte
+	i     int
+	err   error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := 1
+	if len(r.sizes) > 0 {
+		n = int(r.sizes[r.i%len(r.sizes)]) + 1
+		r.i++
+	}
+	n = min(n, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// rewriteAll reads everything through a lineRewriter, src cut by sizes and
+// reads of lengths from reads, and returns what came out.
+func rewriteAll(t testing.TB, in, sizes, reads []byte) ([]byte, int) {
+	r := &lineRewriter{src: &chunkReader{data: in, sizes: sizes, err: io.EOF}}
+	var out []byte
+	p := make([]byte, 300)
+	for i := 0; ; i++ {
+		n := 300
+		if len(reads) > 0 {
+			n = int(reads[i%len(reads)]) + 1
+		}
+		m, err := r.Read(p[:n])
+		if m < 0 || m > n {
+			t.Fatalf("Read returned %d for %d bytes", m, n)
+		}
+		out = append(out, p[:m]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		if i > 10*len(in)+100 {
+			t.Fatal("no progress")
+		}
+	}
+	return out, r.rewritten
+}
+
+func TestListenerReaderLongLine(t *testing.T) {
+	// Lines around the limit: held back up to it, passed on beyond it
+	// (and the connection with them), however the stream is cut.
+	for _, size := range []int{maxRequestLine - 2, maxRequestLine - 1, maxRequestLine, maxRequestLine + 1, 3 * maxRequestLine} {
+		line := "GET /" + strings.Repeat("%", size-len("GET / HTTP/1.1\r\n")) + " HTTP/1.1\r\n"
+		if len(line) != size {
+			t.Fatalf("line of %d bytes, want %d", len(line), size)
+		}
+		in := line + "\r\n" + get("/%ZZ")
+		want := in
+		if size <= maxRequestLine {
+			want = get("/.bad-escape")[:len("GET /.bad-escape HTTP/1.1\r\n")] + "\r\n" + get("/.bad-escape")
+		}
+		for _, sizes := range [][]byte{nil, {0}, {255}, {100, 3}} {
+			out, _ := rewriteAll(t, []byte(in), sizes, []byte{200, 0})
+			if string(out) != want {
+				t.Fatalf("line of %d bytes, sizes %v: got %d bytes %.40q..., want %d bytes %.40q...", size, sizes, len(out), out, len(want), want)
+			}
+		}
+	}
+}
+
+func TestListenerReaderStream(t *testing.T) {
+	in := "\r\n" + get("/a%2F") + get("/%zz?q") + "POST /x HTTP/1.1\r\nContent-Length:  0 \r\nX: 1\r\n\r\n" +
+		get("/b%") + "PUT /c HTTP/1.1\r\nUpgrade: foo\r\n\r\n" + get("/%ZZ")
+	want := "\r\n" + get("/a%2F") + get("/.bad-escape") + "POST /x HTTP/1.1\r\nContent-Length:  0 \r\nX: 1\r\n\r\n" +
+		get("/.bad-escape") + "PUT /c HTTP/1.1\r\nUpgrade: foo\r\n\r\n" + get("/%ZZ")
+	for _, sizes := range [][]byte{nil, {0}, {2, 0, 7}, {255}} {
+		for _, reads := range [][]byte{nil, {0}, {4, 1}} {
+			out, n := rewriteAll(t, []byte(in), sizes, reads)
+			if string(out) != want || n != 2 {
+				t.Fatalf("sizes %v reads %v: %d rewrites, got\n%q\nwant\n%q", sizes, reads, n, out, want)
+			}
+		}
+	}
+}
+
+// timeoutErr is what a deadline gives.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// scriptReader returns its steps in turn: data, or an error when data is nil.
+type scriptReader struct {
+	steps [][]byte
+	errs  []error
+}
+
+func (r *scriptReader) Read(p []byte) (int, error) {
+	if len(r.steps) == 0 {
+		return 0, io.EOF
+	}
+	d, err := r.steps[0], r.errs[0]
+	r.steps, r.errs = r.steps[1:], r.errs[1:]
+	return copy(p, d), err
+}
+
+func TestListenerReaderErrors(t *testing.T) {
+	t.Run("timeout keeps the held-back line", func(t *testing.T) {
+		src := &scriptReader{
+			steps: [][]byte{[]byte("GET /%"), nil, []byte("ZZ HTTP/1.1\r\n\r\n")},
+			errs:  []error{nil, timeoutErr{}, nil},
+		}
+		r := &lineRewriter{src: src}
+		p := make([]byte, 100)
+		n, err := r.Read(p)
+		var ne net.Error
+		if n != 0 || !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("got %d, %v; want the timeout", n, err)
+		}
+		out, err := io.ReadAll(r)
+		if err != nil || string(out) != "GET /.bad-escape HTTP/1.1\r\n\r\n" {
+			t.Fatalf("got %q, %v", out, err)
+		}
+	})
+	t.Run("EOF hands on the held-back line", func(t *testing.T) {
+		r := &lineRewriter{src: strings.NewReader("GET /%ZZ HTTP/1.1")}
+		out, err := io.ReadAll(r)
+		if err != nil || string(out) != "GET /%ZZ HTTP/1.1" {
+			t.Fatalf("got %q, %v", out, err)
+		}
+	})
+	t.Run("data with an error", func(t *testing.T) {
+		boom := errors.New("boom")
+		src := &scriptReader{steps: [][]byte{[]byte("GET /%ZZ HTTP/1.1\r\nHost")}, errs: []error{boom}}
+		r := &lineRewriter{src: src}
+		out, err := io.ReadAll(r)
+		if err != boom || string(out) != "GET /.bad-escape HTTP/1.1\r\nHost" {
+			t.Fatalf("got %q, %v", out, err)
+		}
+	})
+	t.Run("deadline error type", func(t *testing.T) {
+		if !isTimeout(os.ErrDeadlineExceeded) || isTimeout(io.EOF) {
+			t.Fatal("isTimeout")
+		}
+	})
+}
+
+func TestListenerReaderAllocations(t *testing.T) {
+	in := []byte(strings.Repeat(get("/cve/CVE-2023-0001?page=2"), 20))
+	src := &chunkReader{err: io.EOF}
+	r := &lineRewriter{src: src}
+	p := make([]byte, 4096)
+	sizes := []byte{40, 9, 200}
+	run := func() {
+		src.data, src.sizes = in, sizes
+		for {
+			if _, err := r.Read(p); err != nil {
+				break
+			}
+		}
+		r.state = stLineStart
+	}
+	run() // the per-connection buffers
+	if a := testing.AllocsPerRun(50, run); a != 0 {
+		t.Fatalf("%v allocations per 20 requests", a)
+	}
+}
+
+func FuzzListenerRewrite(f *testing.F) {
+	for _, s := range []string{
+		get("/cve/%ZZ") + get("/ok"),
+		"\r\n\n" + get("/a%2") + "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nGET /%ZZ HTTP/1.1\r\n\r\n",
+		"GET /%zz?x HTTP/1.0\nA: b\n\nGET /%41 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"CONNECT /%ZZ HTTP/1.1\r\n\r\n",
+		"GET /x HTTP/1.1\r\n content-length: 5\r\n\r\nGET /%ZZ HTTP/1.1\r\n\r\n",
+	} {
+		f.Add([]byte(s), []byte{0}, []byte{})
+		f.Add([]byte(s), []byte{200, 3}, []byte{0, 7})
+	}
+	f.Fuzz(func(t *testing.T, in, sizes, reads []byte) {
+		out, n := rewriteAll(t, in, sizes, reads)
+		if n == 0 && !bytes.Equal(out, in) {
+			t.Fatalf("nothing rewritten but output differs:\n%q\n%q", in, out)
+		}
+		// However it is cut, the stream gives the same output.
+		whole, m := rewriteAll(t, in, []byte{255}, nil)
+		if m != n || !bytes.Equal(whole, out) {
+			t.Fatalf("output depends on the cuts:\n%q\n%q", whole, out)
+		}
+		if n > 0 && bytes.Count(out, []byte(" "+badEscapeTarget+" HTTP/1.")) < n {
+			t.Fatalf("%d rewrites but output %q", n, out)
+		}
+	})
+}
