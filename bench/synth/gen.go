@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,7 +26,18 @@ type Config struct {
 	// Seed selects the data set; the same (CVEs, Seed) always gives the
 	// same bytes.
 	Seed uint64
+	// Next selects the feeds of the day after (see next.go): the same
+	// records, a share ChangeRate of them changed, plus NewCVEs(CVEs)
+	// new ones.
+	Next bool
+	// ChangeRate is the share of records changed on the next day, in
+	// 0..1; only read when Next is set.
+	ChangeRate float64
 }
+
+// DefaultChangeRate is the usual daily churn: about 1% of NVD's records
+// show up in its daily modified feed.
+const DefaultChangeRate = 0.01
 
 // MaxCVEs bounds Config.CVEs.
 const MaxCVEs = 10_000_000
@@ -38,6 +50,8 @@ const (
 	// feedTimestamp is the feeds' "timestamp": the day the data set
 	// pretends to have been downloaded.
 	feedTimestamp = "2026-11-22T00:00:00.000"
+	// nextFeedTimestamp is the "timestamp" of the next day's feeds.
+	nextFeedTimestamp = "2026-11-23T00:00:00.000"
 	// timeLayout is NVD's timestamp form: UTC, milliseconds, no zone.
 	timeLayout = "2006-01-02T15:04:05.000"
 
@@ -52,6 +66,14 @@ const (
 // limitMS is the last instant any published or lastModified may name:
 // the end of the day before feedTimestamp.
 var limitMS = time.Date(2026, 11, 21, 23, 59, 59, 999e6, time.UTC).UnixMilli()
+
+// The next day's changes and new records are all dated within
+// nextDayMS..nextLimitMS (2026-11-22T00:00:00 .. 23:59:59), after every
+// date of the base data set.
+var (
+	nextDayMS   = msOf(2026, 11, 22)
+	nextLimitMS = nextDayMS + dayMS - 1000
+)
 
 var (
 	v3StartMS  = msOf(2015, 12, 1)  // NVD starts scoring CVSS 3.0
@@ -88,6 +110,12 @@ type Plan struct {
 	// start[numYears] is cfg.CVEs.
 	start [numYears + 1]int
 	cwes  cweTable
+	// With cfg.Next: how many records change and how many are added,
+	// and the half width in bits of the permutation that picks the
+	// changed ones.
+	changed, added int
+	permHalf       uint
+	forced         map[int]changeKind // rank -> the one kind of change given
 }
 
 // NewPlan checks cfg and builds the plan for it.
@@ -99,6 +127,15 @@ func NewPlan(cfg Config) (*Plan, error) {
 	counts := apportion(cfg.CVEs)
 	for k, c := range counts {
 		p.start[k+1] = p.start[k] + c
+	}
+	if cfg.Next {
+		if !(cfg.ChangeRate >= 0 && cfg.ChangeRate <= 1) {
+			return nil, fmt.Errorf("change rate must be in 0..1, got %v", cfg.ChangeRate)
+		}
+		p.changed = int(math.Round(cfg.ChangeRate * float64(cfg.CVEs)))
+		p.added = NewCVEs(cfg.CVEs)
+		p.permHalf = max(1, (uint(bits.Len(uint(cfg.CVEs-1)))+1)/2)
+		p.pickForced()
 	}
 	return p, nil
 }
@@ -138,11 +175,30 @@ func apportion(n int) [numYears]int {
 	return out
 }
 
-// Count is the number of records of id year y.
+// Count is the number of records of id year y in the base data set.
 func (p *Plan) Count(y int) int {
 	k := y - firstYear
 	return p.start[k+1] - p.start[k]
 }
+
+// feedCount is the number of records in the feed of id year y: Count(y),
+// plus the new records in the last year's feed of the next day.
+func (p *Plan) feedCount(y int) int {
+	if y == lastYear {
+		return p.Count(y) + p.added
+	}
+	return p.Count(y)
+}
+
+// Total is the number of records written: CVEs, plus Added() with Next.
+func (p *Plan) Total() int { return p.cfg.CVEs + p.added }
+
+// Changed is the number of base records that change on the next day (0
+// without Next).
+func (p *Plan) Changed() int { return p.changed }
+
+// Added is the number of new records of the next day (0 without Next).
+func (p *Plan) Added() int { return p.added }
 
 // locate returns the id year of record i and its rank within that year.
 func (p *Plan) locate(i int) (year, j int) {
@@ -153,16 +209,16 @@ func (p *Plan) locate(i int) (year, j int) {
 // Generator draws records. Record(i) is a pure function of the plan's
 // (CVEs, Seed) and i: each section of a record (core facts, weaknesses,
 // metrics, configurations, text, references) has its own random stream
-// seeded from (Seed, i, section, revision). A "next day" variant can
-// therefore re-draw only some sections of chosen records by bumping
-// their revision, and append new records at indexes >= CVEs (numbered on
-// from the last id of their year), leaving every other record
-// byte-identical. A Generator is not safe for concurrent use; make one
-// per goroutine.
+// seeded from (Seed, i, section, revision). The "next day" (Config.Next,
+// next.go) therefore edits chosen records with streams of revision 1
+// and appends new records at indexes >= CVEs (numbered on from the last
+// id of their year), leaving every other record byte-identical. A
+// Generator is not safe for concurrent use; make one per goroutine.
 type Generator struct {
 	plan *Plan
 	pcg  *rand.PCG
 	r    *rand.Rand
+	rev  uint64 // the revision stream draws from
 }
 
 // Generator returns a new generator over p.
@@ -182,9 +238,14 @@ const (
 )
 
 // stream reseeds the generator's random source for section sec of
-// record i and returns it. Revision 0 is the base data set.
+// record i at the current revision (g.rev) and returns it.
 func (g *Generator) stream(i int, sec uint64) *rand.Rand {
-	const rev = 0
+	return g.streamRev(i, sec, g.rev)
+}
+
+// streamRev is stream at revision rev. Revision 0 is the base data set;
+// the next day's changes draw from revision 1.
+func (g *Generator) streamRev(i int, sec, rev uint64) *rand.Rand {
 	g.pcg.Seed(g.plan.cfg.Seed, mix(uint64(i), sec, rev))
 	return g.r
 }
@@ -205,9 +266,23 @@ type subject struct {
 	cwes       []string
 }
 
-// Record returns record i (0 <= i < CVEs).
+// Record returns record i: 0 <= i < CVEs, or with Next 0 <= i < Total(),
+// the records from CVEs on being the new ones. With Next, a record that
+// changes is returned as of the next day; every other one is the same
+// as without Next.
 func (g *Generator) Record(i int) *CVE {
 	s := g.core(i)
+	c := g.draw(&s)
+	if g.plan.cfg.Next && i < g.plan.cfg.CVEs {
+		if rank, ok := g.plan.changeRank(i); ok {
+			g.change(&s, c, rank)
+		}
+	}
+	return c
+}
+
+// draw draws every section of the record of s at the current revision.
+func (g *Generator) draw(s *subject) *CVE {
 	c := &CVE{
 		ID:               s.id,
 		SourceIdentifier: s.source,
@@ -215,21 +290,23 @@ func (g *Generator) Record(i int) *CVE {
 		LastModified:     formatMS(s.mod),
 		VulnStatus:       s.status,
 	}
-	c.Weaknesses = g.weaknesses(&s)
-	c.Metrics = g.metrics(&s)
-	c.Configurations = g.configurations(&s)
-	c.CVETags, c.Descriptions = g.text(&s)
-	c.References = g.references(&s)
+	c.Weaknesses = g.weaknesses(s)
+	c.Metrics = g.metrics(s)
+	c.Configurations = g.configurations(s)
+	c.CVETags, c.Descriptions = g.text(s)
+	c.References = g.references(s)
 	return c
 }
 
 func (g *Generator) core(i int) subject {
 	p := g.plan
+	if i >= p.cfg.CVEs {
+		return g.coreNew(i)
+	}
 	year, j := p.locate(i)
 	r := g.stream(i, secCore)
 	s := subject{i: i, year: year, j: j}
-	num := 1 + 2*j + int(mix(p.cfg.Seed, uint64(year), uint64(j))&1)
-	s.id = "CVE-" + strconv.Itoa(year) + "-" + pad4(num)
+	s.id = p.cveID(year, j)
 	s.force1321 = i%211 == 7
 
 	// Published: ids are handed out in order through their year; some
@@ -272,10 +349,16 @@ func (g *Generator) core(i int) subject {
 		s.hasNVD = s.pub < msOf(2018, 1, 1) && r.Float64() < 0.85
 	}
 	s.mod = drawModified(r, s.status, s.pub)
+	g.drawProducts(r, &s)
+	return s
+}
 
+// drawProducts draws the affected products, the CNA and the last
+// affected release of s, continuing r.
+func (g *Generator) drawProducts(r *rand.Rand, s *subject) {
 	// Products: a Zipf-drawn vendor and product, now and then one whose
 	// name needs CPE escaping, sometimes a few more.
-	voc := p.voc
+	voc := g.plan.voc
 	vi := voc.pickVendor(r)
 	main := voc.pickProduct(r, vi)
 	if len(voc.special) > 0 && r.Float64() < 0.008 {
@@ -304,7 +387,13 @@ func (g *Generator) core(i int) subject {
 	}
 	s.cur = voc.products[main].current(r, s.pubYear)
 	s.source = drawSource(r, &voc.vendors[vi], s.pubYear)
-	return s
+}
+
+// cveID is the id of the j-th record of id year y. Numbers grow with j,
+// so ids past a year's Count follow every id of the base data set.
+func (p *Plan) cveID(y, j int) string {
+	num := 1 + 2*j + int(mix(p.cfg.Seed, uint64(y), uint64(j))&1)
+	return "CVE-" + strconv.Itoa(y) + "-" + pad4(num)
 }
 
 func pad4(n int) string {
@@ -618,7 +707,7 @@ func (p *Plan) WriteAll(dir string) error {
 	for y := firstYear; y <= lastYear; y++ {
 		years = append(years, y)
 	}
-	sort.SliceStable(years, func(a, b int) bool { return p.Count(years[a]) > p.Count(years[b]) })
+	sort.SliceStable(years, func(a, b int) bool { return p.feedCount(years[a]) > p.feedCount(years[b]) })
 	jobs := make(chan int)
 	errs := make([]error, numYears)
 	var wg sync.WaitGroup
@@ -660,13 +749,23 @@ func (g *Generator) WriteYear(path string, y int) error {
 
 // writeFeed writes the uncompressed feed JSON of id year y.
 func (g *Generator) writeFeed(w *bufio.Writer, y int) error {
-	n := g.plan.Count(y)
+	p := g.plan
+	n := p.feedCount(y)
+	ts := feedTimestamp
+	if p.cfg.Next {
+		ts = nextFeedTimestamp
+	}
 	fmt.Fprintf(w, `{"resultsPerPage":%d,"startIndex":0,"totalResults":%d,"format":"NVD_CVE","version":"2.0","timestamp":%q,"vulnerabilities":[`,
-		n, n, feedTimestamp)
-	first := g.plan.start[y-firstYear]
-	for i := first; i < first+n; i++ {
-		if i > first {
+		n, n, ts)
+	// The year's base records, then (last year, next day) the new ones.
+	first, base := p.start[y-firstYear], p.Count(y)
+	for k := range n {
+		if k > 0 {
 			w.WriteByte(',')
+		}
+		i := first + k
+		if k >= base {
+			i = p.cfg.CVEs + k - base
 		}
 		b, err := json.MarshalWithOption(Vulnerability{CVE: g.Record(i)}, json.DisableHTMLEscape())
 		if err != nil {

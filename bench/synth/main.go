@@ -1,7 +1,7 @@
 // Command synth writes a synthetic, deterministic data set for vulnd
 // benchmarks and tests:
 //
-//	go run ./bench/synth -o DIR -cves N [-seed S]
+//	go run ./bench/synth -o DIR -cves N [-seed S] [-next [-change-rate R]]
 //
 // Into DIR (created if missing) it writes
 //
@@ -15,11 +15,25 @@
 //
 // Flags:
 //
-//	-o DIR    output directory (required)
-//	-cves N   total number of CVE records, 1..10000000 (required)
-//	-seed S   data set seed, an unsigned integer (default 1)
+//	-o DIR          output directory (required)
+//	-cves N         total number of CVE records, 1..10000000 (required)
+//	-seed S         data set seed, an unsigned integer (default 1)
+//	-next           write the feeds of the next day instead (see below)
+//	-change-rate R  with -next: share of the N records that change, 0..1
+//	                (default 0.01)
 //
-// The same -cves and -seed always give byte-identical files. Records are
+// With -next the files are those of the day after, for change-tracking
+// tests and benchmarks: feed timestamp 2026-11-23, the same N records of
+// which round(R*N) changed on 2026-11-22 (a later lastModified and one
+// or more of: description edited; CPE matches added, removed or all
+// removed; a CVSS metric added, re-scored or removed; a CWE added or
+// replaced; references added, removed or re-tagged; only vulnStatus
+// moved on; rejected), plus max(3, round(N/1000)) new records numbered
+// after the last 2026 id, at the end of nvdcve-2.0-2026.json.gz. Every
+// other record is byte-identical to the one written without -next, and
+// the catalog is the same. next.go details the changes and their odds.
+//
+// The same flags always give byte-identical files. Records are
 // generated and encoded one at a time, straight into the gzip streams,
 // so memory does not grow with N; years are written in parallel.
 //
@@ -47,8 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "output directory (required)")
 	cves := fs.Int("cves", 0, fmt.Sprintf("total number of CVE records, 1..%d (required)", MaxCVEs))
 	seed := fs.Uint64("seed", 1, "data set seed")
+	next := fs.Bool("next", false, "write the feeds of the next day: some records changed, a few new")
+	rate := fs.Float64("change-rate", DefaultChangeRate, "with -next: share of the records that change, 0..1")
 	usage := func(err error) int {
-		fmt.Fprintf(stderr, "synth: %v\nusage: synth -o DIR -cves N [-seed S]\n", err)
+		fmt.Fprintf(stderr, "synth: %v\nusage: synth -o DIR -cves N [-seed S] [-next [-change-rate R]]\n", err)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 		return 2
@@ -66,9 +82,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usage(errors.New("-o DIR is required"))
 	case *cves < 1 || *cves > MaxCVEs:
 		return usage(fmt.Errorf("-cves must be in 1..%d, got %d", MaxCVEs, *cves))
+	case !(*rate >= 0 && *rate <= 1):
+		return usage(fmt.Errorf("-change-rate must be in 0..1, got %v", *rate))
+	}
+	rateSet := false
+	fs.Visit(func(f *flag.Flag) { rateSet = rateSet || f.Name == "change-rate" })
+	if rateSet && !*next {
+		return usage(errors.New("-change-rate needs -next"))
 	}
 	start := time.Now()
-	plan, err := NewPlan(Config{CVEs: *cves, Seed: *seed})
+	plan, err := NewPlan(Config{CVEs: *cves, Seed: *seed, Next: *next, ChangeRate: *rate})
 	if err != nil {
 		return usage(err)
 	}
@@ -76,6 +99,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "synth: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "synth: wrote %d CVEs (seed %d) to %s in %v\n", *cves, *seed, *out, time.Since(start).Round(time.Millisecond))
+	what := fmt.Sprintf("%d CVEs (seed %d)", *cves, *seed)
+	if *next {
+		what = fmt.Sprintf("%d CVEs (seed %d, next day: %d changed, %d new)", plan.Total(), *seed, plan.Changed(), plan.Added())
+	}
+	fmt.Fprintf(stdout, "synth: wrote %s to %s in %v\n", what, *out, time.Since(start).Round(time.Millisecond))
 	return 0
 }
