@@ -27,6 +27,9 @@ type BuildOptions struct {
 	KeepReports int
 	// Time is the build time (the new report's created_at).
 	Time time.Time
+	// Stage, if set, is told when each stage of the build ends and how
+	// long it took ("read feeds", "diff", ...).
+	Stage func(name string, took time.Duration, detail string)
 }
 
 // DefaultKeepReports is how many reports a build keeps by default.
@@ -38,14 +41,23 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if len(opt.Feeds) == 0 {
 		return Manifest{}, fmt.Errorf("loader: no NVD feed files given")
 	}
+	start := time.Now()
+	stage := func(name, detail string) {
+		if opt.Stage != nil {
+			opt.Stage(name, time.Since(start), detail)
+		}
+		start = time.Now()
+	}
 	cwes, err := ReadCWECatalog(opt.CWECatalog)
 	if err != nil {
 		return Manifest{}, err
 	}
+	stage("read CWE catalog", fmt.Sprintf("%d entries", len(cwes)))
 	cves, err := ReadFeeds(opt.Feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
+	stage("read feeds", fmt.Sprintf("%d CVEs from %d files", len(cves), len(opt.Feeds)))
 	ids := newIDTables()
 	var reports []index.Report
 	var prev *Snapshot
@@ -54,14 +66,18 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
 		ids, reports = prev.ids, prev.Data.Reports
+		stage("read previous", fmt.Sprintf("%d CVEs, %d reports", len(prev.Data.CVEs), len(reports)))
 	}
 	ids.assign(cves)
+	stage("assign ids", "")
 	if prev != nil {
 		at := formatTime(opt.Time)
-		if alerts := diffCVEs(prev.Data.CVEs, cves, ids, at); len(alerts) > 0 {
+		alerts := diffCVEs(prev.Data.CVEs, cves, ids, at)
+		if len(alerts) > 0 {
 			reports = append(reports, index.Report{ID: reportID(opt.Time, reports), CreatedAt: at, Alerts: alerts})
 		}
 		prev = nil // let the previous records go before writing
+		stage("diff", fmt.Sprintf("%d alerts", len(alerts)))
 	}
 	reports = keepNewest(reports, opt.KeepReports)
 	inputs := make([]FileInfo, 0, len(opt.Feeds)+1)
@@ -72,8 +88,13 @@ func Build(opt BuildOptions) (Manifest, error) {
 		}
 		inputs = append(inputs, fi)
 	}
+	stage("hash inputs", "")
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	return write(opt.Out, d, ids, opt.Time, inputs)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs)
+	if err == nil {
+		stage("write snapshot", "")
+	}
+	return m, err
 }
 
 // reportID derives a URL-safe id from the build time

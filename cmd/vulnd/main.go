@@ -113,6 +113,9 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	m, err := loader.Build(loader.BuildOptions{
 		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t,
+		Stage: func(name string, took time.Duration, detail string) {
+			fmt.Fprintf(stderr, "vulnd build: %s: %s %s\n", name, took.Round(time.Millisecond), detail)
+		},
 	})
 	if err != nil {
 		return err
