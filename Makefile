@@ -33,12 +33,17 @@ fuzz:
 	  done; \
 	done
 
-# Rebuilds the bundled demo snapshot from synthetic feeds (deterministic).
+# Rebuilds the bundled demo snapshot from synthetic feeds (deterministic):
+# a first day, then the next day (-next, 2% changed) built with -previous,
+# so the demo has a report with alerts.
+DEMOTMP := /tmp/vulnd-demo
 demo: build
-	rm -rf /tmp/vulnd-demo-feeds
-	$(GO) run ./bench/synth -o /tmp/vulnd-demo-feeds -cves 2000 -seed 1
-	$(BIN) build -cwe /tmp/vulnd-demo-feeds/cwec_synth.xml -o $(DEMO) -time 2026-11-22T00:00:00Z /tmp/vulnd-demo-feeds/nvdcve-2.0-*.json.gz
-	rm -rf /tmp/vulnd-demo-feeds
+	rm -rf $(DEMOTMP)
+	$(GO) run ./bench/synth -o $(DEMOTMP)/day -cves 2000 -seed 1
+	$(GO) run ./bench/synth -o $(DEMOTMP)/next -cves 2000 -seed 1 -next -change-rate 0.02
+	$(BIN) build -cwe $(DEMOTMP)/day/cwec_synth.xml -o $(DEMOTMP)/s1 -time 2026-11-22T06:00:00Z $(DEMOTMP)/day/nvdcve-2.0-*.json.gz
+	$(BIN) build -cwe $(DEMOTMP)/next/cwec_synth.xml -o $(DEMO) -previous $(DEMOTMP)/s1 -time 2026-11-23T06:00:00Z $(DEMOTMP)/next/nvdcve-2.0-*.json.gz
+	rm -rf $(DEMOTMP)
 
 # Builds a snapshot of the real sample in ../shared/data into /tmp/vulnd-sample.
 sample: build
