@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestChangeGoldens(t *testing.T) {
 	if diff := cmp.Diff(want.AlertCVEs, gotCVEs); diff != "" {
 		t.Errorf("CVEs with an alert, in report order (-want +got):\n%s", diff)
 	}
-	zeroIDs(report)
+	zeroNumbers(report, "id", "cpe_id")
 	if diff := cmp.Diff(want.Report, report); diff != "" {
 		t.Errorf("GET %s (-want +got):\n%s", reportPath, diff)
 	}
@@ -80,7 +81,7 @@ func TestChangeGoldens(t *testing.T) {
 		t.Errorf("GET /reports (-want +got):\n%s", diff)
 	}
 	alerts := get(reportPath + "/alerts")
-	zeroIDs(alerts)
+	zeroNumbers(alerts, "id", "cpe_id")
 	if diff := cmp.Diff(want.Report.(map[string]any)["alerts"], alerts); diff != "" {
 		t.Errorf("GET %s/alerts differs from the report's alerts (-want +got):\n%s", reportPath, diff)
 	}
@@ -106,7 +107,7 @@ func TestChangeGoldens(t *testing.T) {
 			for _, e := range events.([]any) {
 				kinds[e.(map[string]any)["type"].(string)] = true
 			}
-			zeroIDs(events)
+			zeroNumbers(events, "id", "cpe_id")
 			if diff := cmp.Diff(g.Events, events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -137,20 +138,21 @@ func readGolden(t *testing.T, path string, v any) {
 	}
 }
 
-// zeroIDs sets every "id" and "cpe_id" number anywhere in v to 0.
-func zeroIDs(v any) {
+// zeroNumbers sets every number whose member name is one of keys,
+// anywhere in v, to 0.
+func zeroNumbers(v any, keys ...string) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if _, isNum := e.(float64); isNum && (k == "id" || k == "cpe_id") {
+			if _, isNum := e.(float64); isNum && slices.Contains(keys, k) {
 				x[k] = float64(0)
 				continue
 			}
-			zeroIDs(e)
+			zeroNumbers(e, keys...)
 		}
 	case []any:
 		for _, e := range x {
-			zeroIDs(e)
+			zeroNumbers(e, keys...)
 		}
 	}
 }

@@ -281,7 +281,7 @@ func (r *lineRewriter) requestLine(full []byte) []byte {
 	if q := bytes.IndexByte(target, '?'); q >= 0 {
 		path = target[:q]
 	}
-	if validEscapesBytes(path) {
+	if validEscapes(path) {
 		return full
 	}
 	rw := append(r.rw[:0], method...)
@@ -417,18 +417,4 @@ func isTokenByte(c byte) bool {
 		return true
 	}
 	return false
-}
-
-// validEscapesBytes reports whether every % in s starts a two-hex-digit
-// escape (validEscapes for a byte slice).
-func validEscapesBytes(s []byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' {
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 2
-		}
-	}
-	return true
 }

@@ -210,7 +210,7 @@ func etagMatches(headers []string, etag string) bool {
 }
 
 // validEscapes reports whether every % in s starts a two-hex-digit escape.
-func validEscapes(s string) bool {
+func validEscapes[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' {
 			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
