@@ -3,6 +3,7 @@ package loader
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +281,24 @@ func TestIDsStableAcrossBuilds(t *testing.T) {
 }
 
 func TestKeepReports(t *testing.T) {
+	for _, tc := range []struct {
+		keep int
+		want [][]string // report ids kept after each of four daily builds
+	}{
+		{1, [][]string{nil, {"20261102T000000Z"}, {"20261103T000000Z"}, {"20261104T000000Z"}}},
+		{2, [][]string{nil, {"20261102T000000Z"}, {"20261102T000000Z", "20261103T000000Z"}, {"20261104T000000Z", "20261103T000000Z"}}},
+	} {
+		t.Run(strconv.Itoa(tc.keep), func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, dailyReports(t, tc.keep)); diff != "" {
+				t.Errorf("reports kept per day (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// dailyReports runs four daily builds, each adding one CVE, with
+// -keep-reports keep, and returns the report ids of each snapshot.
+func dailyReports(t *testing.T, keep int) [][]string {
 	dir := t.TempDir()
 	cwe := filepath.Join(dir, "cwe.xml")
 	os.WriteFile(cwe, []byte(`<Weakness_Catalog><Weaknesses></Weaknesses></Weakness_Catalog>`), 0o644)
@@ -296,7 +315,7 @@ func TestKeepReports(t *testing.T) {
 		if day > 1 {
 			prev = snap
 		}
-		if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: snap, Previous: prev, KeepReports: 2,
+		if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: snap, Previous: prev, KeepReports: keep,
 			Time: time.Date(2026, 11, day, 0, 0, 0, 0, time.UTC)}); err != nil {
 			t.Fatal(err)
 		}
@@ -310,10 +329,7 @@ func TestKeepReports(t *testing.T) {
 		}
 		reports = append(reports, ids)
 	}
-	want := [][]string{nil, {"20261102T000000Z"}, {"20261102T000000Z", "20261103T000000Z"}, {"20261104T000000Z", "20261103T000000Z"}}
-	if diff := cmp.Diff(want, reports); diff != "" {
-		t.Errorf("reports kept per day (-want +got):\n%s", diff)
-	}
+	return reports
 }
 
 func TestReportIDIsUniqueAndURLSafe(t *testing.T) {
