@@ -3,6 +3,8 @@ package index
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,7 +247,7 @@ func (ix *Index) buildCVEs(in []CVE) error {
 		}
 		for k := range c.CPEs {
 			cpe := &c.CPEs[k]
-			if !isName(cpe.Vendor) {
+			if !IsName(cpe.Vendor) {
 				continue
 			}
 			v := vendors[cpe.Vendor]
@@ -256,7 +258,7 @@ func (ix *Index) buildCVEs(in []CVE) error {
 			if !lastIs(v.cves, pos) {
 				v.cves = append(v.cves, pos)
 			}
-			if !isName(cpe.Product) {
+			if !IsName(cpe.Product) {
 				continue
 			}
 			p := v.products[cpe.Product]
@@ -267,7 +269,7 @@ func (ix *Index) buildCVEs(in []CVE) error {
 			if !lastIs(p.cves, pos) {
 				p.cves = append(p.cves, pos)
 			}
-			if isName(cpe.Version) {
+			if IsName(cpe.Version) {
 				p.versions[cpe.Version] = struct{}{}
 			}
 		}
@@ -450,26 +452,25 @@ func bandOf(score float64) Band {
 	return BandNone
 }
 
-// isName reports whether a CPE component names something: not empty and
-// not the logical values ANY (*) and NA (-).
-func isName(s string) bool { return s != "" && s != "*" && s != "-" }
+// IsName reports whether a CPE component names a vendor, product or
+// version: not empty and not the logical values ANY (*) and NA (-).
+func IsName(s string) bool { return s != "" && s != "*" && s != "-" }
 
 func lastIs(s []int32, v int32) bool { return len(s) > 0 && s[len(s)-1] == v }
+
+// sortedKeys returns m's keys in byte order, never nil, so an empty set
+// encodes as [] rather than null.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m))
+	slices.Sort(keys)
+	return keys
+}
 
 func orEmpty[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // cweNumber parses "CWE-<n>" (any letter case) and returns n.

@@ -1,7 +1,9 @@
 package loader
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -304,26 +306,19 @@ func handlersOf(o, n *index.CVE) index.Handlers {
 			continue
 		}
 		for _, p := range c.CPEs {
-			if isCPEName(p.Vendor) {
+			if index.IsName(p.Vendor) {
 				vendors[p.Vendor] = true
 			}
-			if isCPEName(p.Product) {
+			if index.IsName(p.Product) {
 				products[p.Product] = true
 			}
 		}
 	}
-	return index.Handlers{Products: sortedSet(products), Vendors: sortedSet(vendors)}
-}
-
-// isCPEName tells a CPE component that names something from the logical
-// values ANY ("*") and NA ("-"), as the index does for vendors and products.
-func isCPEName(s string) bool { return s != "" && s != "*" && s != "-" }
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for s := range m {
-		out = append(out, s)
+	// Never nil: an alert without names stores [] like the API shows it.
+	sorted := func(m map[string]bool) []string {
+		names := slices.AppendSeq([]string{}, maps.Keys(m))
+		slices.Sort(names)
+		return names
 	}
-	sort.Strings(out)
-	return out
+	return index.Handlers{Products: sorted(products), Vendors: sorted(vendors)}
 }

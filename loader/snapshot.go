@@ -83,12 +83,9 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	ix, err := index.Build(s.Data, index.Meta{ID: s.ID, BuiltAt: s.Manifest.BuiltAt})
+	ix, err := s.index()
 	if err != nil {
-		return nil, Manifest{}, fmt.Errorf("loader: snapshot %s: %w", dir, err)
-	}
-	if got, want := ix.Counts(), s.Manifest.Counts; got != want {
-		return nil, Manifest{}, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", dir, want, got)
+		return nil, Manifest{}, err
 	}
 	return ix, s.Manifest, nil
 }
@@ -101,14 +98,23 @@ func Validate(dir string) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	ix, err := index.Build(s.Data, index.Meta{ID: s.ID, BuiltAt: s.Manifest.BuiltAt})
-	if err != nil {
-		return Manifest{}, fmt.Errorf("loader: snapshot %s: %w", dir, err)
-	}
-	if got, want := ix.Counts(), s.Manifest.Counts; got != want {
-		return Manifest{}, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", dir, want, got)
+	if _, err := s.index(); err != nil {
+		return Manifest{}, err
 	}
 	return s.Manifest, nil
+}
+
+// index builds the snapshot's index and checks its counts against the
+// manifest's.
+func (s *Snapshot) index() (*index.Index, error) {
+	ix, err := index.Build(s.Data, index.Meta{ID: s.ID, BuiltAt: s.Manifest.BuiltAt})
+	if err != nil {
+		return nil, fmt.Errorf("loader: snapshot %s: %w", s.Dir, err)
+	}
+	if got, want := ix.Counts(), s.Manifest.Counts; got != want {
+		return nil, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", s.Dir, want, got)
+	}
+	return ix, nil
 }
 
 // Read reads and checks every file of the snapshot in dir, id tables
