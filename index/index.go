@@ -1,13 +1,17 @@
 package index
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-json"
 )
@@ -43,7 +47,7 @@ type Index struct {
 	cweByName map[string]int32 // canonical name -> position in cwes
 	cweCVEs   [][]int32        // per position in cwes: CVE positions in list order
 
-	cveSummaries [][]byte         // CVE summary bodies in list order
+	cveSummaries [][]byte         // CVE summaries in list order: body prefixes, closing brace left off
 	cveBodies    [][]byte         // full CVE bodies, same positions
 	cveByName    map[string]int32 // canonical name -> position
 	bands        [4][]int32       // BandNone is nil: the identity list
@@ -68,6 +72,7 @@ type Counts struct {
 }
 
 type vendor struct {
+	summary  []byte   // {"name","human_name"}
 	body     []byte   // {"name","human_name","products"}
 	products [][]byte // product summaries, name ascending
 	byName   map[string]*product
@@ -105,14 +110,29 @@ func encode(v any) []byte {
 // from it but strings. It fails if names are missing or duplicated, or if
 // an event's details are not a JSON object.
 func Build(d *Data, meta Meta) (*Index, error) {
+	entries := make([]CVEEntry, len(d.CVEs))
+	for i := range d.CVEs {
+		e, err := ScanCVE(EncodeCVE(&d.CVEs[i]))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		entries[i] = e
+	}
+	return BuildEntries(d.CWEs, entries, d.Reports, meta)
+}
+
+// BuildEntries computes an Index from CVEs already encoded (see ScanCVE),
+// the CWE catalog and the reports. The Index keeps the entries' bodies and
+// nothing else of them; it may reorder cves. It fails as Build does.
+func BuildEntries(cwes []CWE, cves []CVEEntry, reports []Report, meta Meta) (*Index, error) {
 	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`}
-	if err := ix.buildCWEs(d.CWEs); err != nil {
+	if err := ix.buildCWEs(cwes); err != nil {
 		return nil, err
 	}
-	if err := ix.buildCVEs(d.CVEs); err != nil {
+	if err := ix.buildCVEs(cves); err != nil {
 		return nil, err
 	}
-	if err := ix.buildReports(d.Reports); err != nil {
+	if err := ix.buildReports(reports); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -147,6 +167,8 @@ func (ix *Index) buildCWEs(in []CWE) error {
 }
 
 // cveBody is the API's CVE object: CVE without the change-tracking fields.
+// Its first four members are those of the CVE summary, in the same order,
+// so a summary is a prefix of the body and a closing brace.
 type cveBody struct {
 	Name       string      `json:"name"`
 	Summary    string      `json:"summary"`
@@ -156,13 +178,6 @@ type cveBody struct {
 	CWEs       []string    `json:"cwes"`
 	CVSS       CVSS        `json:"cvss"`
 	References []Reference `json:"references"`
-}
-
-type cveSummary struct {
-	Name      string `json:"name"`
-	Summary   string `json:"summary"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
 }
 
 type nameSummary struct {
@@ -191,121 +206,174 @@ type vendorAcc struct {
 
 type productAcc struct {
 	cves     []int32
-	versions map[string]struct{}
+	versions []string // with repeats, until the product is built
 }
 
-func (ix *Index) buildCVEs(in []CVE) error {
-	type keyed struct {
-		year, num int
-		c         *CVE
-	}
-	list := make([]keyed, 0, len(in))
-	for i := range in {
-		y, n, ok := cveNumber(in[i].Name)
-		if !ok {
-			return fmt.Errorf("%w: CVE name %q", ErrInvalid, in[i].Name)
-		}
-		list = append(list, keyed{y, n, &in[i]})
-	}
+func (ix *Index) buildCVEs(in []CVEEntry) error {
 	// Newest updated_at first; ties by year, then number, highest first.
-	sort.Slice(list, func(a, b int) bool {
-		x, y := list[a], list[b]
-		if x.c.UpdatedAt != y.c.UpdatedAt {
-			return x.c.UpdatedAt > y.c.UpdatedAt
+	order := make([]int32, len(in))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		x, y := &in[a], &in[b]
+		if x.updated != y.updated {
+			return cmp.Compare(y.updated, x.updated)
 		}
 		if x.year != y.year {
-			return x.year > y.year
+			return cmp.Compare(y.year, x.year)
 		}
-		return x.num > y.num
+		return cmp.Compare(y.num, x.num)
 	})
 
-	n := len(list)
+	// Vendors are built in shards, each on its own goroutine, while this
+	// one does the rest.
+	shards := make([]map[string]*vendor, max(1, runtime.GOMAXPROCS(0)))
+	seed := maphash.MakeSeed()
+	var wg sync.WaitGroup
+	for w := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			shards[w] = buildVendorShard(in, order, seed, w, len(shards))
+		}()
+	}
+	err := ix.placeCVEs(in, order)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	ix.mergeVendors(shards)
+	return nil
+}
+
+// placeCVEs fills the CVE lists and the CWE and band relations.
+func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
+	n := len(in)
 	ix.cveSummaries = make([][]byte, n)
 	ix.cveBodies = make([][]byte, n)
 	ix.cveByName = make(map[string]int32, n)
-	vendors := map[string]*vendorAcc{}
-	for i, e := range list {
-		c := e.c
+	for i, k := range order {
+		e := &in[k]
 		pos := int32(i)
-		if _, dup := ix.cveByName[c.Name]; dup {
-			return fmt.Errorf("%w: duplicate %s", ErrInvalid, c.Name)
+		if _, dup := ix.cveByName[e.name]; dup {
+			return fmt.Errorf("%w: duplicate %s", ErrInvalid, e.name)
 		}
-		ix.cveByName[c.Name] = pos
-		ix.cveSummaries[i] = encode(cveSummary{c.Name, c.Summary, c.CreatedAt, c.UpdatedAt})
-		ix.cveBodies[i] = encode(cveBody{
-			Name: c.Name, Summary: c.Summary, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-			CPEs: orEmpty(c.CPEs), CWEs: orEmpty(c.CWEs), CVSS: c.CVSS,
-			References: orEmpty(c.References),
-		})
-		if b := bandOf(c.CVSS.Score); b != BandNone {
-			ix.bands[b] = append(ix.bands[b], pos)
+		ix.cveByName[e.name] = pos
+		ix.cveBodies[i] = e.body
+		ix.cveSummaries[i] = e.body[:e.summaryEnd:e.summaryEnd]
+		if e.band != BandNone {
+			ix.bands[e.band] = append(ix.bands[e.band], pos)
 		}
-		for _, name := range c.CWEs {
-			if p, ok := ix.cweByName[name]; ok && !lastIs(ix.cweCVEs[p], pos) {
+		cwes := stringIter{s: scanner{b: e.cwes}}
+		for cwes.next() {
+			if p, ok := ix.cweByName[string(cwes.val)]; ok && !lastIs(ix.cweCVEs[p], pos) {
 				ix.cweCVEs[p] = append(ix.cweCVEs[p], pos)
 			}
 		}
-		for k := range c.CPEs {
-			cpe := &c.CPEs[k]
-			if !IsName(cpe.Vendor) {
-				continue
-			}
-			v := vendors[cpe.Vendor]
-			if v == nil {
-				v = &vendorAcc{products: map[string]*productAcc{}}
-				vendors[cpe.Vendor] = v
+		if cwes.err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrInvalid, e.name, cwes.err)
+		}
+	}
+	ix.counts.CVEs = n
+	return nil
+}
+
+// buildVendorShard builds the vendors whose name hashes to shard w of n,
+// walking the CVEs in list order.
+func buildVendorShard(in []CVEEntry, order []int32, seed maphash.Seed, w, n int) map[string]*vendor {
+	acc := map[string]*vendorAcc{}
+	// Consecutive CPEs of a CVE mostly name the same vendor and product:
+	// the last ones found are tried first.
+	var (
+		lastV, lastP string
+		v            *vendorAcc
+		p            *productAcc
+	)
+	for i, k := range order {
+		pos := int32(i)
+		for _, r := range in[k].cpes {
+			if v == nil || r.vendor != lastV {
+				if !IsName(r.vendor) || (n > 1 && int(maphash.String(seed, r.vendor)%uint64(n)) != w) {
+					continue
+				}
+				if v = acc[r.vendor]; v == nil {
+					v = &vendorAcc{products: map[string]*productAcc{}}
+					acc[r.vendor] = v
+				}
+				lastV, p = r.vendor, nil
 			}
 			if !lastIs(v.cves, pos) {
 				v.cves = append(v.cves, pos)
 			}
-			if !IsName(cpe.Product) {
+			if !IsName(r.product) {
 				continue
 			}
-			p := v.products[cpe.Product]
-			if p == nil {
-				p = &productAcc{versions: map[string]struct{}{}}
-				v.products[cpe.Product] = p
+			if p == nil || r.product != lastP {
+				if p = v.products[r.product]; p == nil {
+					p = &productAcc{}
+					v.products[r.product] = p
+				}
+				lastP = r.product
 			}
 			if !lastIs(p.cves, pos) {
 				p.cves = append(p.cves, pos)
 			}
-			if IsName(cpe.Version) {
-				p.versions[cpe.Version] = struct{}{}
+			if IsName(r.version) {
+				p.versions = append(p.versions, r.version)
 			}
 		}
 	}
-	ix.counts.CVEs = n
-	ix.buildVendors(vendors)
-	return nil
+	out := make(map[string]*vendor, len(acc))
+	for name, a := range acc {
+		out[name] = newVendor(name, a)
+	}
+	return out
 }
 
-func (ix *Index) buildVendors(acc map[string]*vendorAcc) {
-	names := sortedKeys(acc)
+// newVendor encodes a vendor's bodies and its products'.
+func newVendor(name string, a *vendorAcc) *vendor {
+	human := HumanName(name)
+	pnames := sortedKeys(a.products)
+	v := &vendor{
+		summary:  encode(nameSummary{name, human}),
+		body:     encode(vendorBody{name, human, pnames}),
+		products: make([][]byte, len(pnames)),
+		byName:   make(map[string]*product, len(pnames)),
+		cves:     slices.Clip(a.cves),
+	}
+	for k, pname := range pnames {
+		pa := a.products[pname]
+		versions := pa.versions
+		slices.Sort(versions)
+		versions = slices.Compact(versions)
+		slices.SortFunc(versions, CompareVersions)
+		ph := HumanName(pname)
+		v.products[k] = encode(nameSummary{pname, ph})
+		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves)}
+	}
+	return v
+}
+
+// mergeVendors puts the shards' vendors in the index, by name.
+func (ix *Index) mergeVendors(shards []map[string]*vendor) {
+	total := 0
+	for _, s := range shards {
+		total += len(s)
+	}
+	ix.vendorByName = make(map[string]*vendor, total)
+	names := make([]string, 0, total)
+	for _, s := range shards {
+		for name, v := range s {
+			ix.vendorByName[name] = v
+			names = append(names, name)
+			ix.counts.Products += len(v.products)
+		}
+	}
+	slices.Sort(names)
 	ix.vendors = make([][]byte, len(names))
-	ix.vendorByName = make(map[string]*vendor, len(names))
 	for i, name := range names {
-		a := acc[name]
-		human := HumanName(name)
-		ix.vendors[i] = encode(nameSummary{name, human})
-		pnames := sortedKeys(a.products)
-		v := &vendor{
-			body:     encode(vendorBody{name, human, pnames}),
-			products: make([][]byte, len(pnames)),
-			byName:   make(map[string]*product, len(pnames)),
-			cves:     a.cves,
-		}
-		for k, pname := range pnames {
-			pa := a.products[pname]
-			versions := sortedKeys(pa.versions)
-			sort.SliceStable(versions, func(x, y int) bool {
-				return CompareVersions(versions[x], versions[y]) < 0
-			})
-			ph := HumanName(pname)
-			v.products[k] = encode(nameSummary{pname, ph})
-			v.byName[pname] = &product{body: encode(productBody{pname, ph, versions}), cves: pa.cves}
-		}
-		ix.vendorByName[name] = v
-		ix.counts.Products += len(pnames)
+		ix.vendors[i] = ix.vendorByName[name].summary
 	}
 	ix.counts.Vendors = len(names)
 }

@@ -105,6 +105,14 @@ func TestListPages(t *testing.T) {
 			t.Errorf("page %d size %d: %s, want %s", tc.page, tc.size, got, tc.want)
 		}
 	}
+	// An open list's items are objects whose closing brace is added as
+	// they are appended.
+	objs := [][]byte{[]byte(`{"a":1`), []byte(`{"b":"}"`)}
+	open := indirect(objs, []int32{1, 0})
+	open.open = true
+	if got := string(open.AppendPage(nil, 1, 20)); got != `[{"b":"}"},{"a":1}]` {
+		t.Errorf("open list: %s", got)
+	}
 	if got := string(sub.AppendAll([]byte("x"))); got != `x[5,3,1]` {
 		t.Errorf("AppendAll kept prefix wrong: %s", got)
 	}
@@ -189,25 +197,33 @@ func TestBuildOrderAndRelations(t *testing.T) {
 }
 
 func TestBuildRejectsBadData(t *testing.T) {
-	for name, d := range map[string]*Data{
-		"duplicate CVE":  {CVEs: []CVE{cve("CVE-2024-0001", "x"), cve("CVE-2024-0001", "y")}},
-		"bad CVE name":   {CVEs: []CVE{cve("CVE-24-1", "x")}},
-		"bad CWE name":   {CWEs: []CWE{{Name: "CWE-07"}}},
-		"duplicate CWE":  {CWEs: []CWE{{Name: "CWE-7"}, {Name: "CWE-7"}}},
-		"report no id":   {Reports: []Report{{}}},
-		"duplicate rep":  {Reports: []Report{{ID: "a"}, {ID: "a"}}},
-		"alert twice":    {Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1}}}, {ID: "b", Alerts: []Alert{{ID: 1}}}}},
-		"bad event type": {Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1, Events: []Event{{Type: "Nope", Details: json.RawMessage(`{}`)}}}}}}},
-		"bad details":    {Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1, Events: []Event{{Type: EventNewCVE, Details: json.RawMessage(`[1]`)}}}}}}},
+	day := "2024-01-01 00:00:00Z"
+	for _, tc := range []struct {
+		name string
+		d    *Data
+		want string
+	}{
+		{"duplicate CVE", &Data{CVEs: []CVE{cve("CVE-2024-0001", day), cve("CVE-2024-0001", "2024-01-02 00:00:00Z")}}, "duplicate CVE-2024-0001"},
+		{"bad CVE name", &Data{CVEs: []CVE{cve("CVE-24-1", day)}}, `name "CVE-24-1" is not CVE-<year>-<number>`},
+		{"lower-case CVE", &Data{CVEs: []CVE{cve("cve-2024-1", day)}}, `name "cve-2024-1" is not CVE-<year>-<number>`},
+		{"bad updated_at", &Data{CVEs: []CVE{cve("CVE-2024-0001", "2024-01-01T00:00:00Z")}}, `updated_at "2024-01-01T00:00:00Z" is not YYYY-MM-DD HH:MM:SSZ`},
+		{"bad CWE name", &Data{CWEs: []CWE{{Name: "CWE-07"}}}, `CWE name "CWE-07"`},
+		{"duplicate CWE", &Data{CWEs: []CWE{{Name: "CWE-7"}, {Name: "CWE-7"}}}, "duplicate CWE-7"},
+		{"report no id", &Data{Reports: []Report{{}}}, "report without id"},
+		{"duplicate rep", &Data{Reports: []Report{{ID: "a"}, {ID: "a"}}}, `duplicate report "a"`},
+		{"alert twice", &Data{Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1}}}, {ID: "b", Alerts: []Alert{{ID: 1}}}}}, "alert id 1 in reports"},
+		{"bad event type", &Data{Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1, Events: []Event{{Type: "Nope", Details: json.RawMessage(`{}`)}}}}}}}, `unknown event type "Nope"`},
+		{"bad details", &Data{Reports: []Report{{ID: "a", Alerts: []Alert{{ID: 1, Events: []Event{{Type: EventNewCVE, Details: json.RawMessage(`[1]`)}}}}}}}, "details are not a JSON object"},
 	} {
-		if _, err := Build(d, Meta{}); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		_, err := Build(tc.d, Meta{})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrInvalid saying %q", tc.name, err, tc.want)
 		}
 	}
 }
 
 func TestLookupsAreCaseInsensitiveForCVEAndCWE(t *testing.T) {
-	ix, err := Build(&Data{CVEs: []CVE{cve("CVE-2021-44228", "x")}, CWEs: []CWE{{Name: "CWE-79"}}}, Meta{})
+	ix, err := Build(&Data{CVEs: []CVE{cve("CVE-2021-44228", "2021-12-10 10:15:09Z")}, CWEs: []CWE{{Name: "CWE-79"}}}, Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}

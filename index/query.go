@@ -8,10 +8,21 @@ type List struct {
 	src [][]byte
 	ids []int32 // positions into src; nil when src itself is the list
 	sub bool    // ids is in use (an empty ids still means an empty list)
+	// open: each item is an object without its closing brace (a CVE
+	// summary is a prefix of the CVE body), added as it is appended.
+	open bool
 }
 
 func direct(items [][]byte) List              { return List{src: items} }
 func indirect(src [][]byte, ids []int32) List { return List{src: src, ids: ids, sub: true} }
+
+// cveList lists the CVE summaries at the positions ids, or all of them when
+// all is set.
+func (ix *Index) cveList(ids []int32, all bool) List {
+	l := indirect(ix.cveSummaries, ids)
+	l.sub, l.open = !all, true
+	return l
+}
 
 // Len is the number of items.
 func (l List) Len() int {
@@ -52,7 +63,7 @@ func (l List) AppendAll(dst []byte) []byte { return l.appendRange(dst, 0, l.Len(
 func (l List) appendRange(dst []byte, from, to int) []byte {
 	need := 2
 	for i := from; i < to; i++ {
-		need += len(l.item(i)) + 1
+		need += len(l.item(i)) + 2
 	}
 	if cap(dst)-len(dst) < need {
 		grown := make([]byte, len(dst), len(dst)+need)
@@ -65,6 +76,9 @@ func (l List) appendRange(dst []byte, from, to int) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, l.item(i)...)
+		if l.open {
+			dst = append(dst, '}')
+		}
 	}
 	return append(dst, ']')
 }
@@ -97,7 +111,7 @@ func (ix *Index) CWECVEs(name string) (l List, ok bool) {
 	if !ok {
 		return List{}, false
 	}
-	return indirect(ix.cveSummaries, ix.cweCVEs[p]), true
+	return ix.cveList(ix.cweCVEs[p], false), true
 }
 
 func (ix *Index) cwePos(name string) (int32, bool) {
@@ -113,10 +127,7 @@ func (ix *Index) cwePos(name string) (int32, bool) {
 // CVEs lists every CVE in band (BandNone: all of them), newest updated_at
 // first.
 func (ix *Index) CVEs(b Band) List {
-	if b == BandNone {
-		return direct(ix.cveSummaries)
-	}
-	return indirect(ix.cveSummaries, ix.bands[b])
+	return ix.cveList(ix.bands[b], b == BandNone)
 }
 
 // CVE returns the full body of the CVE named name, matched
@@ -152,7 +163,7 @@ func (ix *Index) VendorCVEs(name string) (List, bool) {
 	if !ok {
 		return List{}, false
 	}
-	return indirect(ix.cveSummaries, v.cves), true
+	return ix.cveList(v.cves, false), true
 }
 
 // Products lists the products of the vendor, by name.
@@ -180,7 +191,7 @@ func (ix *Index) ProductCVEs(vendorName, productName string) (l List, vendorOK, 
 	if p == nil {
 		return List{}, vendorOK, false
 	}
-	return indirect(ix.cveSummaries, p.cves), true, true
+	return ix.cveList(p.cves, false), true, true
 }
 
 func (ix *Index) product(vendorName, productName string) (*product, bool) {

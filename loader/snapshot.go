@@ -1,14 +1,18 @@
 package loader
 
 import (
-	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goccy/go-json"
@@ -19,7 +23,10 @@ import (
 
 // FormatVersion is the snapshot layout this build writes and reads.
 // Version 2 added ids.jsonl.zst (the id tables change tracking keeps).
-const FormatVersion = 2
+// Version 3 stores each CVE as its API body, moves the CVSS metrics kept
+// for change tracking to metrics.jsonl.zst, and splits every data file
+// into chunks listed in the manifest.
+const FormatVersion = 3
 
 // formatName marks a manifest as vulnd's.
 const formatName = "vulnd-snapshot"
@@ -27,20 +34,27 @@ const formatName = "vulnd-snapshot"
 // ManifestName is the manifest's file name inside a snapshot directory.
 const ManifestName = "manifest.json"
 
-// Limits on what a snapshot may claim, checked before anything is decoded.
-const (
-	maxManifestBytes = 1 << 20
-	maxDecodedBytes  = 8 << 30   // per data file, after decompression
-	zstdMaxMemory    = 512 << 20 // zstd window and buffers
-)
+// maxManifestBytes bounds the manifest, read before anything else.
+const maxManifestBytes = 1 << 20
 
-// The data files of format 1, in load order.
+// The data files, by role (the manifest's keys) and fixed name.
 const (
+	keyCWEs    = "cwes"
+	keyCVEs    = "cves"
+	keyMetrics = "metrics"
+	keyReports = "reports"
+	keyIDs     = "ids"
+
 	fileCWEs    = "cwes.jsonl.zst"
 	fileCVEs    = "cves.jsonl.zst"
+	fileMetrics = "metrics.jsonl.zst"
 	fileReports = "reports.jsonl.zst"
 	fileIDs     = "ids.jsonl.zst"
 )
+
+var dataFiles = map[string]string{
+	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
+}
 
 // Manifest describes a snapshot directory: what wrote it, when, what it
 // holds and a checksum of every data file.
@@ -54,16 +68,19 @@ type Manifest struct {
 }
 
 // FileInfo is one file of a snapshot (or one input of its build): its
-// name, size in bytes, SHA-256, and for data files the number of records.
+// name, size in bytes and SHA-256, and for data files the number of
+// records, the decoded size and the chunks.
 type FileInfo struct {
-	Name    string `json:"name"`
-	Size    int64  `json:"size"`
-	SHA256  string `json:"sha256"`
-	Records int    `json:"records,omitempty"`
+	Name    string  `json:"name"`
+	Size    int64   `json:"size"`
+	SHA256  string  `json:"sha256"`
+	Records int     `json:"records,omitempty"`
+	Bytes   int64   `json:"bytes,omitempty"`
+	Chunks  []Chunk `json:"chunks,omitempty"`
 }
 
-// Snapshot is a snapshot read from its directory: its manifest and the
-// records it holds.
+// Snapshot is a snapshot read whole from its directory: its manifest and
+// the records it holds.
 type Snapshot struct {
 	Dir      string
 	Manifest Manifest
@@ -71,119 +88,238 @@ type Snapshot struct {
 	// data file or the build time does.
 	ID   string
 	Data *index.Data
-	// ids are the id tables; nil when read without them (Load).
+	// ids are the id tables.
 	ids *idTables
 }
 
-// Load reads the snapshot in dir, checks every file against the manifest
-// and builds its index. Any problem is an error naming the file; nothing
-// partial is returned. The records are dropped once the index is built.
+// metricsRecord is one line of metrics.jsonl.zst: the CVSS metrics of one
+// CVE, kept for change tracking and never served.
+type metricsRecord struct {
+	CVE     string         `json:"cve"`
+	Metrics []index.Metric `json:"metrics"`
+}
+
+// Load reads the snapshot in dir and builds its index: the CVE bodies are
+// decoded in parallel into one buffer and served from it; the files
+// serving does not need (metrics, ids) are checked against their sums
+// only. Any problem is an error naming the file; nothing partial is
+// returned.
 func Load(dir string) (*index.Index, Manifest, error) {
-	s, err := read(dir, false)
+	m, id, err := readManifest(dir)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	ix, err := s.index()
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, Manifest{}, fmt.Errorf("loader: zstd: %w", err)
+	}
+	defer dec.Close()
+	wrap := func(key string, err error) error {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
+	}
+	cwes, err := decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec)
+	if err != nil {
+		return nil, Manifest{}, wrap(keyCWEs, err)
+	}
+	entries, err := decodeEntries(dir, m.Files[keyCVEs], dec)
+	if err != nil {
+		return nil, Manifest{}, wrap(keyCVEs, err)
+	}
+	reports, err := decodeRecords[index.Report](dir, m.Files[keyReports], dec)
+	if err != nil {
+		return nil, Manifest{}, wrap(keyReports, err)
+	}
+	for _, key := range []string{keyMetrics, keyIDs} {
+		if err := verifyFile(dir, m.Files[key]); err != nil {
+			return nil, Manifest{}, wrap(key, err)
+		}
+	}
+	ix, err := buildIndex(dir, m, id, cwes, entries, reports)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	return ix, s.Manifest, nil
+	return ix, m, nil
 }
 
-// Validate checks the snapshot in dir as Load does (format version, sizes,
-// checksums, decodability, counts and the index's own consistency checks)
-// and also decodes the id tables, which serving does not need.
-func Validate(dir string) (Manifest, error) {
-	s, err := Read(dir)
-	if err != nil {
-		return Manifest{}, err
-	}
-	if _, err := s.index(); err != nil {
-		return Manifest{}, err
-	}
-	return s.Manifest, nil
-}
-
-// index builds the snapshot's index and checks its counts against the
+// buildIndex builds a snapshot's index and checks its counts against the
 // manifest's.
-func (s *Snapshot) index() (*index.Index, error) {
-	ix, err := index.Build(s.Data, index.Meta{ID: s.ID, BuiltAt: s.Manifest.BuiltAt})
+func buildIndex(dir string, m Manifest, id string, cwes []index.CWE, entries []index.CVEEntry, reports []index.Report) (*index.Index, error) {
+	ix, err := index.BuildEntries(cwes, entries, reports, index.Meta{ID: id, BuiltAt: m.BuiltAt})
 	if err != nil {
-		return nil, fmt.Errorf("loader: snapshot %s: %w", s.Dir, err)
+		return nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
 	}
-	if got, want := ix.Counts(), s.Manifest.Counts; got != want {
-		return nil, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", s.Dir, want, got)
+	if got, want := ix.Counts(), m.Counts; got != want {
+		return nil, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", dir, want, got)
 	}
 	return ix, nil
 }
 
-// Read reads and checks every file of the snapshot in dir, id tables
-// included, without building an index; a build with -previous uses it.
-func Read(dir string) (*Snapshot, error) { return read(dir, true) }
+// Validate checks the snapshot in dir as Load does (format version, sizes,
+// checksums, decodability, counts and the index's own consistency checks)
+// and more: it decodes every file, checks every CVE body is exactly what
+// this vulnd would serve for its record, and checks the whole-file sums.
+func Validate(dir string) (Manifest, error) {
+	s, bodies, err := read(dir)
+	if err != nil {
+		return Manifest{}, err
+	}
+	entries := make([]index.CVEEntry, len(bodies))
+	for i, b := range bodies {
+		c := &s.Data.CVEs[i]
+		if !bytes.Equal(index.EncodeCVE(c), b) {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d (%s) is not the body this vulnd serves for it",
+				dir, fileCVEs, i+1, c.Name)
+		}
+		if entries[i], err = index.ScanCVE(b); err != nil {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
+		}
+	}
+	if _, err := buildIndex(dir, s.Manifest, s.ID, s.Data.CWEs, entries, s.Data.Reports); err != nil {
+		return Manifest{}, err
+	}
+	for _, key := range sortedKeys(dataFiles) {
+		if err := verifyFile(dir, s.Manifest.Files[key]); err != nil {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, s.Manifest.Files[key].Name, err)
+		}
+	}
+	return s.Manifest, nil
+}
 
-func read(dir string, withIDs bool) (*Snapshot, error) {
-	raw, err := readManifestBytes(dir)
+// Read reads and checks every file of the snapshot in dir and decodes
+// every record, id tables included, without building an index; a build
+// with -previous uses it.
+func Read(dir string) (*Snapshot, error) {
+	s, _, err := read(dir)
+	return s, err
+}
+
+// read is Read, also returning the stored CVE bodies (in Data.CVEs order).
+func read(dir string) (*Snapshot, [][]byte, error) {
+	m, id, err := readManifest(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, nil, fmt.Errorf("loader: zstd: %w", err)
+	}
+	defer dec.Close()
+	wrap := func(key string, err error) error {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
+	}
+	s := &Snapshot{Dir: dir, Manifest: m, ID: id, Data: &index.Data{}, ids: newIDTables()}
+	d := s.Data
+	if d.CWEs, err = decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec); err != nil {
+		return nil, nil, wrap(keyCWEs, err)
+	}
+	fi := m.Files[keyCVEs]
+	bodies := make([][]byte, fi.Records)
+	d.CVEs = make([]index.CVE, fi.Records)
+	firsts := firstRecords(fi)
+	if _, err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		return eachLine(data, firsts[c], func(n int, line []byte) error {
+			bodies[n] = line
+			return json.Unmarshal(line, &d.CVEs[n])
+		})
+	}); err != nil {
+		return nil, nil, wrap(keyCVEs, err)
+	}
+	metrics, err := decodeRecords[metricsRecord](dir, m.Files[keyMetrics], dec)
+	if err != nil {
+		return nil, nil, wrap(keyMetrics, err)
+	}
+	if err := joinMetrics(d.CVEs, metrics); err != nil {
+		return nil, nil, wrap(keyMetrics, err)
+	}
+	if d.Reports, err = decodeRecords[index.Report](dir, m.Files[keyReports], dec); err != nil {
+		return nil, nil, wrap(keyReports, err)
+	}
+	idRecs, err := decodeRecords[idRecord](dir, m.Files[keyIDs], dec)
+	if err != nil {
+		return nil, nil, wrap(keyIDs, err)
+	}
+	for i, r := range idRecs {
+		if err := s.ids.add(r); err != nil {
+			return nil, nil, wrap(keyIDs, fmt.Errorf("record %d: %w", i+1, err))
+		}
+	}
+	return s, bodies, nil
+}
+
+// joinMetrics puts each metrics record on its CVE.
+func joinMetrics(cves []index.CVE, metrics []metricsRecord) error {
+	pos := make(map[string]int, len(cves))
+	for i := range cves {
+		pos[cves[i].Name] = i
+	}
+	for n, r := range metrics {
+		i, ok := pos[r.CVE]
+		if !ok {
+			return fmt.Errorf("record %d: metrics of %q, which the snapshot does not hold", n+1, r.CVE)
+		}
+		if cves[i].Metrics != nil {
+			return fmt.Errorf("record %d: metrics of %s again", n+1, r.CVE)
+		}
+		cves[i].Metrics = r.Metrics
+	}
+	return nil
+}
+
+// firstRecords returns the number of the first record of each chunk.
+func firstRecords(fi FileInfo) []int {
+	firsts := make([]int, len(fi.Chunks))
+	for i := 1; i < len(firsts); i++ {
+		firsts[i] = firsts[i-1] + fi.Chunks[i-1].Records
+	}
+	return firsts
+}
+
+// decodeRecords decodes a data file of JSON lines into records of type T.
+func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, error) {
+	out := make([]T, fi.Records)
+	firsts := firstRecords(fi)
+	_, err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		return eachLine(data, firsts[c], func(n int, line []byte) error {
+			return json.Unmarshal(line, &out[n])
+		})
+	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// decodeEntries decodes cves.jsonl.zst into index entries whose bodies
+// are views into one buffer.
+func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry, error) {
+	out := make([]index.CVEEntry, fi.Records)
+	firsts := firstRecords(fi)
+	_, err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		return eachLine(data, firsts[c], func(n int, line []byte) error {
+			e, err := index.ScanCVE(line)
+			out[n] = e
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readManifest reads and checks dir's manifest and derives the snapshot
+// id from its bytes.
+func readManifest(dir string) (Manifest, string, error) {
+	raw, err := readManifestBytes(dir)
+	if err != nil {
+		return Manifest{}, "", err
 	}
 	m, err := parseManifest(raw)
 	if err != nil {
-		return nil, fmt.Errorf("loader: snapshot %s: %s: %w", dir, ManifestName, err)
+		return Manifest{}, "", fmt.Errorf("loader: snapshot %s: %s: %w", dir, ManifestName, err)
 	}
 	sum := sha256.Sum256(raw)
-	s := &Snapshot{Dir: dir, Manifest: m, ID: hex.EncodeToString(sum[:12]), Data: &index.Data{}}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(zstdMaxMemory), zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, fmt.Errorf("loader: zstd: %w", err)
-	}
-	defer dec.Close()
-	read := func(key string, each func(*json.Decoder) error) error {
-		fi := m.Files[key]
-		n, err := readDataFile(dir, fi, dec, each)
-		if err != nil {
-			return fmt.Errorf("loader: snapshot %s: %s: %w", dir, fi.Name, err)
-		}
-		if each != nil && n != fi.Records {
-			return fmt.Errorf("loader: snapshot %s: %s: holds %d records, manifest says %d", dir, fi.Name, n, fi.Records)
-		}
-		return nil
-	}
-	d := s.Data
-	if err := read("cwes", func(j *json.Decoder) error { return decodeInto(j, &d.CWEs) }); err != nil {
-		return nil, err
-	}
-	d.CVEs = make([]index.CVE, 0, m.Files["cves"].Records)
-	if err := read("cves", func(j *json.Decoder) error { return decodeInto(j, &d.CVEs) }); err != nil {
-		return nil, err
-	}
-	if err := read("reports", func(j *json.Decoder) error { return decodeInto(j, &d.Reports) }); err != nil {
-		return nil, err
-	}
-	// Serving needs no ids: check the file's size and checksum only.
-	var addID func(*json.Decoder) error
-	if withIDs {
-		s.ids = newIDTables()
-		addID = func(j *json.Decoder) error {
-			var r idRecord
-			if err := j.Decode(&r); err != nil {
-				return err
-			}
-			return s.ids.add(r)
-		}
-	}
-	if err := read("ids", addID); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func decodeInto[T any](j *json.Decoder, dst *[]T) error {
-	var v T
-	if err := j.Decode(&v); err != nil {
-		return err
-	}
-	*dst = append(*dst, v)
-	return nil
+	return m, hex.EncodeToString(sum[:12]), nil
 }
 
 func readManifestBytes(dir string) ([]byte, error) {
@@ -202,6 +338,8 @@ func readManifestBytes(dir string) ([]byte, error) {
 	return raw, nil
 }
 
+// parseManifest decodes a manifest and checks everything it claims that
+// can be checked without opening a data file.
 func parseManifest(raw []byte) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -216,11 +354,12 @@ func parseManifest(raw []byte) (Manifest, error) {
 	if _, err := time.Parse(TimeLayout, m.BuiltAt); err != nil {
 		return m, fmt.Errorf("built_at %q is not a timestamp", m.BuiltAt)
 	}
-	want := map[string]string{"cwes": fileCWEs, "cves": fileCVEs, "reports": fileReports, "ids": fileIDs}
-	if len(m.Files) != len(want) {
-		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(want))
+	if len(m.Files) != len(dataFiles) {
+		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(dataFiles))
 	}
-	for key, name := range want {
+	var total int64
+	for _, key := range sortedKeys(dataFiles) {
+		name := dataFiles[key]
 		fi, ok := m.Files[key]
 		if !ok {
 			return m, fmt.Errorf("no %q file", key)
@@ -231,83 +370,19 @@ func parseManifest(raw []byte) (Manifest, error) {
 		if fi.Size < 0 || fi.Records < 0 || len(fi.SHA256) != 64 {
 			return m, fmt.Errorf("%s file: bad size, records or sha256", key)
 		}
+		if err := checkChunks(fi); err != nil {
+			return m, fmt.Errorf("%s file: %w", key, err)
+		}
+		total += fi.Bytes
+	}
+	if total > maxDecodedBytes {
+		return m, fmt.Errorf("data files decode to %d bytes, over the limit of %d", total, int64(maxDecodedBytes))
 	}
 	return m, nil
 }
 
-// readDataFile streams one zstd JSON-lines file, calling each once per
-// record. It checks the size before decoding and the SHA-256 after, and
-// caps the decoded size.
-func readDataFile(dir string, fi FileInfo, dec *zstd.Decoder, each func(*json.Decoder) error) (int, error) {
-	f, err := os.Open(filepath.Join(dir, fi.Name))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if !st.Mode().IsRegular() {
-		return 0, errors.New("not a regular file")
-	}
-	if st.Size() != fi.Size {
-		return 0, fmt.Errorf("size %d, manifest says %d", st.Size(), fi.Size)
-	}
-	h := sha256.New()
-	if each == nil {
-		if _, err := io.Copy(h, f); err != nil {
-			return 0, err
-		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != fi.SHA256 {
-			return 0, fmt.Errorf("sha256 %s, manifest says %s", got, fi.SHA256)
-		}
-		return 0, nil
-	}
-	if err := dec.Reset(io.TeeReader(io.LimitReader(f, fi.Size), h)); err != nil {
-		return 0, fmt.Errorf("zstd: %w", err)
-	}
-	lr := &limitedReader{r: dec, n: maxDecodedBytes}
-	j := json.NewDecoder(bufio.NewReaderSize(lr, 1<<16))
-	n := 0
-	for j.More() {
-		if err := each(j); err != nil {
-			if lr.n <= 0 {
-				return n, fmt.Errorf("decodes to more than %d bytes", int64(maxDecodedBytes))
-			}
-			return n, fmt.Errorf("record %d: %w", n+1, err)
-		}
-		n++
-	}
-	// Drain so the whole compressed file is hashed, and check it ended
-	// cleanly.
-	if _, err := io.Copy(io.Discard, lr); err != nil {
-		return n, fmt.Errorf("zstd: %w", err)
-	}
-	if _, err := io.Copy(h, f); err != nil {
-		return n, err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != fi.SHA256 {
-		return n, fmt.Errorf("sha256 %s, manifest says %s", got, fi.SHA256)
-	}
-	return n, nil
-}
-
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, fmt.Errorf("decodes to more than %d bytes", int64(maxDecodedBytes))
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // Write writes d as a snapshot into dir, atomically: everything is written
@@ -354,13 +429,19 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		Files:   map[string]FileInfo{},
 		Inputs:  inputs,
 	}
-	// The index checks the data and gives the counts; a build that would
-	// not load is refused here rather than at serve time.
-	ix, err := index.Build(d, index.Meta{})
+	// The bodies are encoded once, for the file and for the index, which
+	// checks the data and gives the counts: a build that would not load is
+	// refused here rather than at serve time.
+	bodies, entries, err := encodeCVEs(d.CVEs)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	ix, err := index.BuildEntries(d.CWEs, entries, d.Reports, index.Meta{})
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	m.Counts = ix.Counts()
+	ix, entries = nil, nil
 
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
@@ -373,6 +454,12 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			os.RemoveAll(tmp)
 		}
 	}()
+	var withMetrics []int
+	for i := range d.CVEs {
+		if len(d.CVEs[i].Metrics) > 0 {
+			withMetrics = append(withMetrics, i)
+		}
+	}
 	idRecs := ids.records()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
@@ -380,19 +467,24 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	defer enc.Close()
 	files := []struct {
-		key, name string
-		n         int
-		each      func(*json.Encoder, int) error
+		key  string
+		n    int
+		line func(int) ([]byte, error)
 	}{
-		{"cwes", fileCWEs, len(d.CWEs), func(e *json.Encoder, i int) error { return e.Encode(&d.CWEs[i]) }},
-		{"cves", fileCVEs, len(d.CVEs), func(e *json.Encoder, i int) error { return e.Encode(&d.CVEs[i]) }},
-		{"reports", fileReports, len(d.Reports), func(e *json.Encoder, i int) error { return e.Encode(&d.Reports[i]) }},
-		{"ids", fileIDs, len(idRecs), func(e *json.Encoder, i int) error { return e.Encode(&idRecs[i]) }},
+		{keyCWEs, len(d.CWEs), func(i int) ([]byte, error) { return marshal(&d.CWEs[i]) }},
+		{keyCVEs, len(bodies), func(i int) ([]byte, error) { return bodies[i], nil }},
+		{keyMetrics, len(withMetrics), func(i int) ([]byte, error) {
+			c := &d.CVEs[withMetrics[i]]
+			return marshal(&metricsRecord{CVE: c.Name, Metrics: c.Metrics})
+		}},
+		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
+		{keyIDs, len(idRecs), func(i int) ([]byte, error) { return marshal(&idRecs[i]) }},
 	}
 	for _, f := range files {
-		fi, err := writeDataFile(filepath.Join(tmp, f.name), enc, f.n, f.each)
+		name := dataFiles[f.key]
+		fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
 		if err != nil {
-			return m, fmt.Errorf("loader: build %s: %s: %w", dir, f.name, err)
+			return m, fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
 		}
 		m.Files[f.key] = fi
 	}
@@ -413,47 +505,61 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	return m, nil
 }
 
-func writeDataFile(path string, enc *zstd.Encoder, n int, each func(*json.Encoder, int) error) (FileInfo, error) {
-	fi := FileInfo{Name: filepath.Base(path), Records: n}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fi, err
+var marshalOptions = []json.EncodeOptionFunc{json.DisableHTMLEscape()}
+
+func marshal(v any) ([]byte, error) { return json.MarshalWithOption(v, marshalOptions...) }
+
+// encodeCVEs encodes every CVE's API body and scans it for the index, on
+// several goroutines.
+func encodeCVEs(cves []index.CVE) ([][]byte, []index.CVEEntry, error) {
+	bodies := make([][]byte, len(cves))
+	entries := make([]index.CVEEntry, len(cves))
+	errs := make([]error, len(cves))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				from := int(next.Add(1024) - 1024)
+				if from >= len(cves) {
+					return
+				}
+				for i := from; i < min(from+1024, len(cves)); i++ {
+					bodies[i] = index.EncodeCVE(&cves[i])
+					entries[i], errs[i] = index.ScanCVE(bodies[i])
+				}
+			}
+		}()
 	}
-	defer f.Close()
-	h := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(f, h)}
-	bw := bufio.NewWriterSize(cw, 1<<16)
-	enc.Reset(bw)
-	je := json.NewEncoder(enc)
-	je.SetEscapeHTML(false)
-	for i := 0; i < n; i++ {
-		if err := each(je, i); err != nil {
-			return fi, fmt.Errorf("record %d: %w", i+1, err)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %d: %w", i+1, err)
 		}
 	}
-	if err := enc.Close(); err != nil {
-		return fi, err
-	}
-	if err := bw.Flush(); err != nil {
-		return fi, err
-	}
-	if err := f.Sync(); err != nil {
-		return fi, err
-	}
-	fi.Size = cw.n
-	fi.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return fi, f.Close()
+	return bodies, entries, nil
 }
 
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+// writeDataFile writes n lines as a chunked data file and returns its
+// manifest entry.
+func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte, error)) (FileInfo, error) {
+	w, err := newChunkWriter(path, enc)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	for i := 0; i < n; i++ {
+		b, err := line(i)
+		if err == nil {
+			err = w.line(b)
+		}
+		if err != nil {
+			w.close()
+			return FileInfo{}, fmt.Errorf("record %d: %w", i+1, err)
+		}
+	}
+	return w.close()
 }
 
 func writeFileSync(path string, b []byte) error {

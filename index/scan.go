@@ -1,0 +1,560 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/goccy/go-json"
+)
+
+// CVEEntry is one CVE as an Index takes it in: the API body, already
+// encoded, and what the index's orders and relations need, read from that
+// body by ScanCVE. It holds views into the body, so the body must never
+// change afterwards.
+//
+// A snapshot stores each CVE as exactly the bytes GET /cve/{name} serves.
+// Loading then costs one pass over those bytes that picks out a few fields
+// (name, updated_at, score, the CWE names and each CPE's vendor, product
+// and version) without decoding the rest, instead of decoding every record
+// into structs and encoding it again.
+type CVEEntry struct {
+	body       []byte
+	name       string
+	year, num  int
+	updated    uint64 // updated_at's digits, YYYYMMDDHHMMSS: sorts like the time
+	summaryEnd int    // body[:summaryEnd] + "}" is the CVE summary object
+	band       Band
+	cpes       []cpeRef
+	cwes       []byte // the raw "cwes" array
+}
+
+// cpeRef is what the index needs of one CPE: views into the body (or,
+// for a value with JSON escapes, a decoded copy).
+type cpeRef struct{ vendor, product, version string }
+
+// Name is the CVE's name, as served.
+func (e *CVEEntry) Name() string { return e.name }
+
+// Body is the CVE's API body.
+func (e *CVEEntry) Body() []byte { return e.body }
+
+// EncodeCVE returns the API body of c: the object GET /cve/{name} serves,
+// without the change-tracking metrics. It is safe for concurrent use.
+func EncodeCVE(c *CVE) []byte {
+	return encode(cveBody{
+		Name: c.Name, Summary: c.Summary, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		CPEs: orEmpty(c.CPEs), CWEs: orEmpty(c.CWEs), CVSS: c.CVSS,
+		References: orEmpty(c.References),
+	})
+}
+
+// ErrNotCVEBody is wrapped by ScanCVE's errors.
+var ErrNotCVEBody = errors.New("index: not a CVE body")
+
+// summaryKeys are the first members of every CVE body, in this order; they
+// are also, in this order, the members of a CVE summary.
+var summaryKeys = [...]string{"name", "summary", "created_at", "updated_at"}
+
+// ScanCVE reads what an Index needs from body, a CVE object as EncodeCVE
+// writes it: name, summary, created_at and updated_at first, in that order,
+// then cpes, cwes, cvss and references in any order. It checks the JSON
+// syntax of the whole object but decodes only those fields; the entry keeps
+// views into body. It is safe for concurrent use.
+func ScanCVE(body []byte) (CVEEntry, error) {
+	e := CVEEntry{body: body}
+	s := scanner{b: body}
+	if !s.eat('{') {
+		return e.fail(&s, "no object")
+	}
+	var seenCVSS bool
+	for k := 0; ; k++ {
+		key, ok := s.key()
+		if !ok {
+			return e.fail(&s, "bad member name")
+		}
+		if k < len(summaryKeys) && string(key) != summaryKeys[k] {
+			return e.fail(&s, "member "+strconv.Itoa(k+1)+" is not "+summaryKeys[k])
+		}
+		switch string(key) {
+		case "name":
+			raw, esc, ok := s.str()
+			if !ok || esc {
+				return e.fail(&s, "bad name")
+			}
+			e.name = string(raw)
+			if e.year, e.num, ok = cveNumber(e.name); !ok || !isUpperASCII(raw) {
+				return e.fail(&s, fmt.Sprintf("name %q is not CVE-<year>-<number>", raw))
+			}
+		case "updated_at":
+			raw, _, ok := s.str()
+			if e.updated, ok = timestampDigits(raw); !ok {
+				return e.fail(&s, fmt.Sprintf("updated_at %q is not YYYY-MM-DD HH:MM:SSZ", raw))
+			}
+		case "cpes":
+			it := cpeIter{s: s}
+			e.cpes = []cpeRef{}
+			for it.next() {
+				e.cpes = append(e.cpes, cpeRef{view(it.vendor), view(it.product), view(it.version)})
+			}
+			if it.err != nil {
+				return e.fail(&it.s, "bad cpes")
+			}
+			s = it.s
+		case "cwes":
+			s.ws()
+			from := s.i
+			if s.peek() != '[' || !s.value(0) {
+				return e.fail(&s, "bad cwes")
+			}
+			e.cwes = body[from:s.i]
+		case "cvss":
+			score, ok := s.cvssScore()
+			if !ok {
+				return e.fail(&s, "bad cvss")
+			}
+			e.band = bandOf(score)
+			seenCVSS = true
+		default:
+			if !s.value(0) {
+				return e.fail(&s, "bad value of "+string(key))
+			}
+		}
+		if k == len(summaryKeys)-1 {
+			e.summaryEnd = s.i
+		}
+		if s.eat(',') {
+			continue
+		}
+		if !s.eat('}') {
+			return e.fail(&s, "object not closed")
+		}
+		break
+	}
+	s.ws()
+	if s.i != len(body) {
+		return e.fail(&s, "data after the object")
+	}
+	if e.summaryEnd == 0 || e.updated == 0 || e.cpes == nil || e.cwes == nil || !seenCVSS {
+		return e.fail(&s, "missing members (cpes, cwes or cvss)")
+	}
+	return e, nil
+}
+
+func (e *CVEEntry) fail(s *scanner, what string) (CVEEntry, error) {
+	if e.name != "" {
+		return CVEEntry{}, fmt.Errorf("%w: %s: %s at byte %d", ErrNotCVEBody, e.name, what, s.i)
+	}
+	return CVEEntry{}, fmt.Errorf("%w: %s at byte %d", ErrNotCVEBody, what, s.i)
+}
+
+// view returns b as a string without copying; b must never change.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// timestampDigits returns the 14 digits of a served timestamp
+// "YYYY-MM-DD HH:MM:SSZ" as a number, which orders like the time.
+func timestampDigits(b []byte) (uint64, bool) {
+	const layout = "dddd-dd-dd dd:dd:ddZ"
+	if len(b) != len(layout) {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(layout); i++ {
+		if layout[i] != 'd' {
+			if b[i] != layout[i] {
+				return 0, false
+			}
+			continue
+		}
+		if !isDigit(b[i]) {
+			return 0, false
+		}
+		n = n*10 + uint64(b[i]-'0')
+	}
+	return n, true
+}
+
+func isUpperASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 || ('a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// cvssScore reads the cvss object and returns its score (0 when absent).
+func (s *scanner) cvssScore() (float64, bool) {
+	if !s.eat('{') {
+		return 0, false
+	}
+	score := 0.0
+	if s.eat('}') {
+		return 0, true
+	}
+	for {
+		key, ok := s.key()
+		if !ok {
+			return 0, false
+		}
+		if string(key) == "score" {
+			s.ws()
+			from := s.i
+			if !s.value(0) {
+				return 0, false
+			}
+			f, err := strconv.ParseFloat(string(s.b[from:s.i]), 64)
+			if err != nil {
+				return 0, false
+			}
+			score = f
+		} else if !s.value(0) {
+			return 0, false
+		}
+		if s.eat(',') {
+			continue
+		}
+		return score, s.eat('}')
+	}
+}
+
+// cpeIter walks a "cpes" array, checking its syntax and yielding each
+// element's vendor, product and version (CPE escaping already removed by
+// the loader; JSON escapes removed here).
+type cpeIter struct {
+	s                        scanner
+	vendor, product, version []byte
+	err                      error
+	started                  bool
+}
+
+func (it *cpeIter) next() bool {
+	if it.err != nil {
+		return false
+	}
+	s := &it.s
+	if !it.started {
+		it.started = true
+		if !s.eat('[') {
+			return it.fail()
+		}
+		if s.eat(']') {
+			return false
+		}
+	} else if !s.eat(',') {
+		if s.eat(']') {
+			return false
+		}
+		return it.fail()
+	}
+	it.vendor, it.product, it.version = nil, nil, nil
+	if !s.eat('{') {
+		return it.fail()
+	}
+	if s.eat('}') {
+		return true
+	}
+	for {
+		key, ok := s.key()
+		if !ok {
+			return it.fail()
+		}
+		var dst *[]byte
+		switch string(key) {
+		case "vendor":
+			dst = &it.vendor
+		case "product":
+			dst = &it.product
+		case "version":
+			dst = &it.version
+		}
+		if dst != nil {
+			v, ok := s.text()
+			if !ok {
+				return it.fail()
+			}
+			*dst = v
+		} else if !s.value(0) {
+			return it.fail()
+		}
+		if s.eat(',') {
+			continue
+		}
+		if !s.eat('}') {
+			return it.fail()
+		}
+		return true
+	}
+}
+
+func (it *cpeIter) fail() bool {
+	it.err = fmt.Errorf("%w: bad cpes at byte %d", ErrNotCVEBody, it.s.i)
+	return false
+}
+
+// stringIter walks a raw JSON array of strings ("cwes").
+type stringIter struct {
+	s       scanner
+	val     []byte
+	err     error
+	started bool
+}
+
+func (it *stringIter) next() bool {
+	if it.err != nil {
+		return false
+	}
+	s := &it.s
+	if !it.started {
+		it.started = true
+		if !s.eat('[') {
+			return it.fail()
+		}
+		if s.eat(']') {
+			return false
+		}
+	} else if !s.eat(',') {
+		if s.eat(']') {
+			return false
+		}
+		return it.fail()
+	}
+	v, ok := s.text()
+	if !ok {
+		return it.fail()
+	}
+	it.val = v
+	return true
+}
+
+func (it *stringIter) fail() bool {
+	it.err = fmt.Errorf("%w: bad string array at byte %d", ErrNotCVEBody, it.s.i)
+	return false
+}
+
+// maxDepth bounds the nesting scanner.value accepts.
+const maxDepth = 32
+
+// scanner is a minimal JSON reader over bytes: it checks syntax while
+// skipping values and returns strings as views into the input. It never
+// panics on any input.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// eat skips white space and then c, reporting whether c was there.
+func (s *scanner) eat(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// key reads a member name and the colon after it.
+func (s *scanner) key() ([]byte, bool) {
+	raw, _, ok := s.str()
+	if !ok || !s.eat(':') {
+		return nil, false
+	}
+	return raw, true
+}
+
+// str reads a string and returns its raw contents (between the quotes)
+// and whether they hold escapes.
+func (s *scanner) str() (raw []byte, esc, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false
+	}
+	start := s.i + 1
+	j := start
+	for {
+		k := bytes.IndexByte(s.b[j:], '"')
+		if k < 0 {
+			return nil, false, false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p >= start && s.b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		j++
+	}
+	raw = s.b[start:j]
+	for _, c := range raw {
+		if c < 0x20 {
+			return nil, false, false
+		}
+	}
+	esc = bytes.IndexByte(raw, '\\') >= 0
+	if esc && !validEscapes(raw) || !utf8.Valid(raw) {
+		return nil, false, false
+	}
+	s.i = j + 1
+	return raw, esc, true
+}
+
+// validEscapes reports whether every backslash in raw starts one of JSON's
+// escapes.
+func validEscapes(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(raw) {
+			return false
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if i+5 >= len(raw) {
+				return false
+			}
+			for _, h := range raw[i+2 : i+6] {
+				if !isDigit(h) && !('a' <= h && h <= 'f') && !('A' <= h && h <= 'F') {
+					return false
+				}
+			}
+			i += 5
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// text reads a string and returns its value: a view into the input, or a
+// decoded copy when it holds escapes.
+func (s *scanner) text() ([]byte, bool) {
+	from := s.i
+	raw, esc, ok := s.str()
+	if !ok || !esc {
+		return raw, ok
+	}
+	var v string
+	if err := json.Unmarshal(s.b[from:s.i], &v); err != nil {
+		return nil, false
+	}
+	return []byte(v), true
+}
+
+// value skips one JSON value, checking its syntax.
+func (s *scanner) value(depth int) bool {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		_, _, ok := s.str()
+		return ok
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return false
+		}
+		s.i++
+		end := byte(']')
+		if c == '{' {
+			end = '}'
+		}
+		if s.eat(end) {
+			return true
+		}
+		for {
+			if c == '{' {
+				if _, ok := s.key(); !ok {
+					return false
+				}
+			}
+			if !s.value(depth + 1) {
+				return false
+			}
+			if s.eat(',') {
+				continue
+			}
+			return s.eat(end)
+		}
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || isDigit(c):
+		return s.number()
+	}
+	return false
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return false
+	}
+	s.i += len(lit)
+	return true
+}
+
+// number skips a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		from := i
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+		return i > from
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if !digits() {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	s.i = i
+	return true
+}

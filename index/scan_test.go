@@ -1,0 +1,132 @@
+package index
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-json"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestScanCVE(t *testing.T) {
+	src := "nvd@nist.gov"
+	c := CVE{
+		Name: "CVE-2024-10001", Summary: `a "quoted" summary, with \ and é`,
+		CreatedAt: "2024-01-02 03:04:05Z", UpdatedAt: "2024-06-07 08:09:10Z",
+		CPEs: []CPE{
+			{ID: 1, URI: `cpe:2.3:a:notepad-plus-plus:notepad\+\+:8.5:*:*:*:*:*:*:*`, Vendor: "notepad-plus-plus", Product: "notepad++", Version: "8.5", Vulnerable: true},
+			{ID: 2, URI: "cpe:2.3:a:v:p:*:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "*", VersionEndExcluding: "2.0"},
+			{ID: 3, URI: `cpe:2.3:a:q\"uote:p:-:*:*:*:*:*:*:*`, Vendor: `q"uote`, Product: "p", Version: "-"},
+		},
+		CWEs:       []string{"CWE-79", "CWE-787"},
+		CVSS:       CVSS{Source: &src, Score: 7.5},
+		References: []Reference{{Description: "Patch", Link: "https://e.example/?a=<1>&b=2", Source: src, Type: "PATCH"}},
+	}
+	body := EncodeCVE(&c)
+	e, err := ScanCVE(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Name() != "CVE-2024-10001" || e.year != 2024 || e.num != 10001 || e.updated != 20240607080910 || e.band != BandHigh {
+		t.Errorf("entry %s %d %d %d %v", e.Name(), e.year, e.num, e.updated, e.band)
+	}
+	want := []cpeRef{{"notepad-plus-plus", "notepad++", "8.5"}, {"v", "p", "*"}, {`q"uote`, "p", "-"}}
+	if diff := cmp.Diff(want, e.cpes, cmp.AllowUnexported(cpeRef{})); diff != "" {
+		t.Errorf("cpes (-want +got):\n%s", diff)
+	}
+	if string(e.cwes) != `["CWE-79","CWE-787"]` {
+		t.Errorf("cwes %s", e.cwes)
+	}
+	// The summary is the body's prefix and a brace: exactly the API's CVE
+	// summary object.
+	summary := string(e.body[:e.summaryEnd]) + "}"
+	wantSummary := `{"name":"CVE-2024-10001","summary":"a \"quoted\" summary, with \\ and é","created_at":"2024-01-02 03:04:05Z","updated_at":"2024-06-07 08:09:10Z"}`
+	if summary != wantSummary {
+		t.Errorf("summary\n got %s\nwant %s", summary, wantSummary)
+	}
+
+	// A CVE with nothing: no CPEs, CWEs, references or score.
+	e, err = ScanCVE(EncodeCVE(&CVE{Name: "CVE-1999-0001", Summary: "", CreatedAt: "1999-01-01 00:00:00Z", UpdatedAt: "1999-01-01 00:00:00Z"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.cpes) != 0 || string(e.cwes) != "[]" || e.band != BandNone {
+		t.Errorf("empty CVE: %+v", e)
+	}
+}
+
+func TestScanCVERejects(t *testing.T) {
+	good := `{"name":"CVE-2024-0001","summary":"s","created_at":"2024-01-01 00:00:00Z","updated_at":"2024-01-01 00:00:00Z","cpes":[],"cwes":[],"cvss":{"score":0},"references":[]}`
+	if _, err := ScanCVE([]byte(good)); err != nil {
+		t.Fatalf("good body: %v", err)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"empty", ``, "no object"},
+		{"array", `[]`, "no object"},
+		{"truncated", good[:len(good)-1], "object not closed"},
+		{"trailing data", good + `x`, "data after the object"},
+		{"summary first", strings.Replace(good, `"name":"CVE-2024-0001","summary":"s"`, `"summary":"s","name":"CVE-2024-0001"`, 1), "member 1 is not name"},
+		{"lower-case name", strings.Replace(good, "CVE-2024-0001", "cve-2024-0001", 1), "is not CVE-<year>-<number>"},
+		{"bad updated_at", strings.Replace(good, `"updated_at":"2024-01-01 00:00:00Z"`, `"updated_at":"2024-01-01T00:00:00Z"`, 1), "updated_at"},
+		{"no cvss", strings.Replace(good, `"cvss":{"score":0},`, ``, 1), "missing members"},
+		{"cpes not an array", strings.Replace(good, `"cpes":[]`, `"cpes":{}`, 1), "bad cpes"},
+		{"cpes of strings", strings.Replace(good, `"cpes":[]`, `"cpes":["a"]`, 1), "bad cpes"},
+		{"bad score", strings.Replace(good, `"score":0`, `"score":"7"`, 1), "bad cvss"},
+		{"bad number", strings.Replace(good, `"score":0`, `"score":01`, 1), "bad cvss"},
+		{"control character", strings.Replace(good, `"summary":"s"`, "\"summary\":\"a\nb\"", 1), "bad value of summary"},
+		{"deep nesting", strings.Replace(good, `"references":[]`, `"references":`+strings.Repeat("[", 100)+strings.Repeat("]", 100), 1), "bad value of references"},
+		{"unclosed string", `{"name":"CVE-2024-0001`, "bad name"},
+		{"escaped quote at end", `{"name":"CVE-2024-0001\"}`, "bad name"},
+	} {
+		_, err := ScanCVE([]byte(tc.body))
+		if !errors.Is(err, ErrNotCVEBody) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrNotCVEBody saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// FuzzScanCVE: ScanCVE never panics; what it accepts is a JSON object whose
+// summary prefix is a JSON object too, and EncodeCVE's output of what it
+// accepts scans to the same fields.
+func FuzzScanCVE(f *testing.F) {
+	src := "s"
+	f.Add(EncodeCVE(&CVE{Name: "CVE-2024-0001", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z",
+		CPEs: []CPE{{URI: "u", Vendor: `v\"`, Product: "p", Version: "1"}}, CWEs: []string{"CWE-79"},
+		CVSS: CVSS{Source: &src, Score: 4.3}, References: []Reference{{Link: "l"}}}))
+	f.Add([]byte(`{"name":"CVE-2024-0001","summary":"","created_at":"","updated_at":"2024-01-01 00:00:00Z","cpes":[{}],"cwes":[],"cvss":{},"references":[1,true,null,-1.5e3]}`))
+	f.Add([]byte(`{"name":"CVE-2024-0001"`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e, err := ScanCVE(body)
+		if err != nil {
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON %q", body)
+		}
+		summary := append(append([]byte{}, body[:e.summaryEnd]...), '}')
+		if !json.Valid(summary) {
+			t.Fatalf("summary %q is not JSON", summary)
+		}
+		// What EncodeCVE writes scans to exactly the record's fields.
+		var c CVE
+		if err := json.Unmarshal(body, &c); err != nil {
+			return // valid JSON of other types than ours (a number as summary, say)
+		}
+		e2, err := ScanCVE(EncodeCVE(&c))
+		if err != nil {
+			if _, ok := timestampDigits([]byte(c.UpdatedAt)); ok && strings.ToUpper(c.Name) == c.Name {
+				t.Fatalf("EncodeCVE(%+v) does not scan: %v", c, err)
+			}
+			return // a name or time ScanCVE refuses, as it should
+		}
+		if e2.name != c.Name || e2.band != bandOf(c.CVSS.Score) || len(e2.cpes) != len(c.CPEs) {
+			t.Fatalf("scan of EncodeCVE(%+v) gave %+v", c, e2)
+		}
+		for i, p := range c.CPEs {
+			if got := e2.cpes[i]; got != (cpeRef{p.Vendor, p.Product, p.Version}) {
+				t.Fatalf("cpe %d: %+v, record has %+v", i, got, p)
+			}
+		}
+	})
+}

@@ -1,0 +1,379 @@
+package loader
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// A data file is a sequence of zstd frames, its chunks, each holding
+// whole JSON lines. The manifest lists every chunk's compressed size,
+// decoded size, record count and SHA-256, so a reader checks every size
+// before it decodes a byte, decodes the chunks in parallel straight into
+// one buffer, and checks a chunk's sum without reading the rest. The file
+// as a whole is still one valid zstd stream.
+
+// Chunk is one zstd frame of a data file.
+type Chunk struct {
+	Size    int64  `json:"size"`    // compressed bytes
+	Bytes   int64  `json:"bytes"`   // decoded bytes
+	Records int    `json:"records"` // JSON lines
+	SHA256  string `json:"sha256"`  // of the compressed bytes
+}
+
+// Limits on data files, checked against the manifest before decoding.
+const (
+	// chunkTarget is the decoded size at which the writer closes a chunk.
+	chunkTarget = 4 << 20
+	// maxChunkBytes bounds a chunk's decoded and compressed size; it is
+	// also the zstd decoder's memory limit.
+	maxChunkBytes = 64 << 20
+	// maxDecodedBytes bounds a data file's decoded size.
+	maxDecodedBytes = 16 << 30
+)
+
+// checkChunks checks that fi's chunks tile the file and add up to its
+// decoded size and record count, within the limits.
+func checkChunks(fi FileInfo) error {
+	if fi.Bytes < 0 || fi.Bytes > maxDecodedBytes {
+		return fmt.Errorf("decoded size %d is over the limit of %d bytes", fi.Bytes, int64(maxDecodedBytes))
+	}
+	var size, decoded int64
+	records := 0
+	for i, c := range fi.Chunks {
+		if c.Size <= 0 || c.Size > maxChunkBytes || c.Bytes < 0 || c.Bytes > maxChunkBytes || c.Records < 0 || len(c.SHA256) != 64 {
+			return fmt.Errorf("chunk %d: bad size, decoded size, records or sha256", i+1)
+		}
+		size += c.Size
+		decoded += c.Bytes
+		records += c.Records
+	}
+	if size != fi.Size || decoded != fi.Bytes || records != fi.Records {
+		return fmt.Errorf("chunks add up to %d bytes, %d decoded, %d records; the file has %d, %d, %d",
+			size, decoded, records, fi.Size, fi.Bytes, fi.Records)
+	}
+	return nil
+}
+
+// openData opens a data file and checks it is a regular file of the
+// manifest's size.
+func openData(dir string, fi FileInfo) (*os.File, error) {
+	f, err := os.Open(filepath.Join(dir, fi.Name))
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, errors.New("not a regular file")
+	}
+	if st.Size() != fi.Size {
+		f.Close()
+		return nil, fmt.Errorf("size %d, manifest says %d", st.Size(), fi.Size)
+	}
+	return f, nil
+}
+
+// verifyFile checks a data file's size and the SHA-256 of each chunk and
+// of the whole file, without decoding it.
+func verifyFile(dir string, fi FileInfo) error {
+	f, err := openData(dir, fi)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	whole := sha256.New()
+	buf := make([]byte, 0, 1<<20)
+	for i, c := range fi.Chunks {
+		if int64(cap(buf)) < c.Size {
+			buf = make([]byte, 0, c.Size)
+		}
+		b := buf[:c.Size]
+		if _, err := io.ReadFull(f, b); err != nil {
+			return err
+		}
+		if err := checkSum(b, c.SHA256); err != nil {
+			return fmt.Errorf("chunk %d: %w", i+1, err)
+		}
+		whole.Write(b)
+	}
+	if got := hex.EncodeToString(whole.Sum(nil)); got != fi.SHA256 {
+		return fmt.Errorf("sha256 %s, manifest says %s", got, fi.SHA256)
+	}
+	return nil
+}
+
+func checkSum(b []byte, want string) error {
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return fmt.Errorf("sha256 %s, manifest says %s", got, want)
+	}
+	return nil
+}
+
+// newDecoder returns the zstd decoder for snapshot files: one frame at a
+// time per goroutine, at most maxChunkBytes of memory each.
+func newDecoder() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithDecoderMaxMemory(maxChunkBytes))
+}
+
+// decodeFile decodes a data file into one buffer of its decoded size. The
+// chunks are read, checked and decoded by several goroutines; each, if
+// set, is then called from the same goroutine with the chunk's number and
+// decoded bytes (whole lines, each ending in "\n"). The first error stops
+// the work. The whole-file SHA-256 is not checked: the chunks' sums cover
+// every byte.
+func decodeFile(dir string, fi FileInfo, dec *zstd.Decoder, each func(chunk int, data []byte) error) ([]byte, error) {
+	f, err := openData(dir, fi)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make([]byte, fi.Bytes)
+	offsets := make([]int64, len(fi.Chunks)) // compressed offset of each chunk
+	starts := make([]int64, len(fi.Chunks))  // decoded offset of each chunk
+	for i := 1; i < len(fi.Chunks); i++ {
+		offsets[i] = offsets[i-1] + fi.Chunks[i-1].Size
+		starts[i] = starts[i-1] + fi.Chunks[i-1].Bytes
+	}
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		mu     sync.Mutex
+		first  error
+		wg     sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		failed.Store(true)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(fi.Chunks))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(fi.Chunks) {
+					return
+				}
+				c := fi.Chunks[i]
+				if int64(cap(buf)) < c.Size {
+					buf = make([]byte, c.Size)
+				}
+				data, err := decodeChunk(f, offsets[i], c, buf[:c.Size], out[starts[i]:starts[i]:starts[i]+c.Bytes], dec)
+				if err == nil && each != nil {
+					err = each(i, data)
+				}
+				if err != nil {
+					fail(fmt.Errorf("chunk %d: %w", i+1, err))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+// decodeChunk reads chunk c at off into buf, checks its sum, decodes it
+// into dst (which has exactly c.Bytes of capacity) and checks it holds
+// c.Records whole lines.
+func decodeChunk(f *os.File, off int64, c Chunk, buf, dst []byte, dec *zstd.Decoder) ([]byte, error) {
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return nil, err
+	}
+	if err := checkSum(buf, c.SHA256); err != nil {
+		return nil, err
+	}
+	data, err := dec.DecodeAll(buf, dst)
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %w", err)
+	}
+	if int64(len(data)) != c.Bytes {
+		return nil, fmt.Errorf("decodes to %d bytes, manifest says %d", len(data), c.Bytes)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		return nil, errors.New("last line does not end in a newline")
+	}
+	if n := bytes.Count(data, []byte{'\n'}); n != c.Records {
+		return nil, fmt.Errorf("holds %d lines, manifest says %d records", n, c.Records)
+	}
+	return data, nil
+}
+
+// eachLine calls f with every line of data (without its "\n") and its
+// number from first.
+func eachLine(data []byte, first int, f func(n int, line []byte) error) error {
+	for n := first; len(data) > 0; n++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if err := f(n, data[:i]); err != nil {
+			return fmt.Errorf("record %d: %w", n+1, err)
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return nil
+}
+
+// chunkWriter writes a data file: it takes lines, closes a chunk once it
+// holds chunkTarget bytes, compresses chunks on several goroutines and
+// writes them in order.
+type chunkWriter struct {
+	f     *os.File
+	enc   *zstd.Encoder
+	fi    FileInfo
+	whole hash
+	cur   *pending
+	order chan *pending // chunks in file order, to the writing goroutine
+	jobs  chan *pending // chunks to compress
+	done  chan error    // the writing goroutine's result
+	wg    sync.WaitGroup
+}
+
+type hash interface {
+	io.Writer
+	Sum([]byte) []byte
+}
+
+// pending is a chunk on its way: raw lines, then compressed.
+type pending struct {
+	raw     []byte
+	records int
+	out     []byte
+	ready   chan struct{}
+}
+
+func newChunkWriter(path string, enc *zstd.Encoder) (*chunkWriter, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	workers := runtime.GOMAXPROCS(0)
+	w := &chunkWriter{
+		f: f, enc: enc, whole: sha256.New(),
+		fi:    FileInfo{Name: filepath.Base(path), Chunks: []Chunk{}},
+		order: make(chan *pending, 2*workers),
+		jobs:  make(chan *pending, 2*workers),
+		done:  make(chan error, 1),
+	}
+	for i := 0; i < workers; i++ {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for p := range w.jobs {
+				p.out = w.enc.EncodeAll(p.raw, make([]byte, 0, len(p.raw)/4))
+				close(p.ready)
+			}
+		}()
+	}
+	go w.writeLoop()
+	return w, nil
+}
+
+// line adds one record; b must not hold "\n".
+func (w *chunkWriter) line(b []byte) error {
+	if bytes.IndexByte(b, '\n') >= 0 {
+		return errors.New("record holds a newline")
+	}
+	if w.cur == nil {
+		w.cur = &pending{raw: make([]byte, 0, chunkTarget+64<<10), ready: make(chan struct{})}
+	}
+	if len(w.cur.raw)+len(b)+1 > maxChunkBytes {
+		if w.cur.records == 0 {
+			return fmt.Errorf("record of %d bytes is over the limit of %d", len(b), maxChunkBytes)
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		return w.line(b)
+	}
+	w.cur.raw = append(append(w.cur.raw, b...), '\n')
+	w.cur.records++
+	if len(w.cur.raw) >= chunkTarget {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *chunkWriter) flush() error {
+	if w.cur == nil || w.cur.records == 0 {
+		return nil
+	}
+	p := w.cur
+	w.cur = nil
+	// order first: the writing goroutine waits on the chunks in order,
+	// and each is handed to a compressing goroutine right after.
+	w.order <- p
+	w.jobs <- p
+	return nil
+}
+
+func (w *chunkWriter) writeLoop() {
+	var err error
+	for p := range w.order {
+		<-p.ready
+		if err != nil {
+			continue // drain
+		}
+		if _, err = w.f.Write(p.out); err != nil {
+			continue
+		}
+		w.whole.Write(p.out)
+		sum := sha256.Sum256(p.out)
+		w.fi.Chunks = append(w.fi.Chunks, Chunk{
+			Size: int64(len(p.out)), Bytes: int64(len(p.raw)), Records: p.records,
+			SHA256: hex.EncodeToString(sum[:]),
+		})
+		w.fi.Size += int64(len(p.out))
+		w.fi.Bytes += int64(len(p.raw))
+		w.fi.Records += p.records
+	}
+	w.done <- err
+}
+
+// close writes what is left, syncs and closes the file, and returns its
+// manifest entry.
+func (w *chunkWriter) close() (FileInfo, error) {
+	err := w.flush()
+	close(w.order)
+	close(w.jobs)
+	w.wg.Wait()
+	if werr := <-w.done; err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.fi.SHA256 = hex.EncodeToString(w.whole.Sum(nil))
+	return w.fi, err
+}
