@@ -8,33 +8,61 @@ import (
 	"os"
 )
 
-// badEscapeTarget is the request-target that NewListener's connections put
-// in place of a target whose path is not valid percent-encoding. net/http
-// would reject the original request line itself (with a text/plain 400,
-// before any handler runs); the handler answers this path with the JSON 400
-// instead.
-const badEscapeTarget = "/.bad-escape"
+// The marker targets: the request-targets that NewListener's connections
+// put in place of a target net/http would refuse (with a text/plain 400,
+// before any handler runs) or that is too long to hold back. The handler
+// answers each with its JSON error instead:
+//
+//   - badEscapeTarget: the path is not valid percent-encoding, or holds a
+//     control byte or a space (400);
+//   - badQueryTarget: the query holds a control byte or a space (400);
+//   - pathTooLongTarget: the path is longer than maxPath (414);
+//   - queryTooLongTarget: the query is longer than maxQuery (414).
+const (
+	badEscapeTarget    = "/.bad-escape"
+	badQueryTarget     = "/.bad-query"
+	pathTooLongTarget  = "/.path-too-long"
+	queryTooLongTarget = "/.query-too-long"
+)
 
 // maxRequestLine is the longest request line, terminator included, that a
-// connection holds back to inspect. A longer line is passed on unchanged and
-// the connection is left alone from then on.
+// connection holds back to inspect. Of a longer line only the first
+// maxRequestLine bytes are held; see NewListener.
 const maxRequestLine = 8 << 10
 
 // escapeReadSize is the size of a connection's read buffer while it is
 // inspecting a request line or headers.
 const escapeReadSize = 4 << 10
 
-// NewListener returns a listener whose connections rewrite the request line
-// of an HTTP/1.x request whose request-target path (the part before any
-// "?") holds a "%" not followed by two hex digits: the target becomes
-// "/.bad-escape", method and version stay. Nothing else is changed: headers,
-// bodies and every other byte reach net/http as sent.
+// NewListener returns a listener whose connections rewrite two kinds of
+// HTTP/1.x request line, so that the handler, not net/http, answers them.
+// Method and version always stay; only the request-target changes.
+//
+//   - A line that net/http would refuse for its target: the path (the part
+//     before any "?") holds a "%" not followed by two hex digits, or the
+//     path or query holds a control byte, or the target holds a space (the
+//     target is taken to run from the first space to the last one, and the
+//     version after it must be HTTP/1.x). The target becomes "/.bad-escape"
+//     (path) or "/.bad-query" (query); but when the path is longer than
+//     2048 bytes or the query longer than 4096, it becomes
+//     "/.path-too-long" or "/.query-too-long", as the handler's length
+//     checks come first.
+//   - A line longer than 8 KiB whose first 8 KiB hold a token method (not
+//     CONNECT) and a target whose path or query is already too long: the
+//     target becomes "/.path-too-long" or "/.query-too-long". The rest of
+//     the target is read and dropped, never held, so memory stays bounded
+//     whatever the length. If the line does not end in a space and an
+//     HTTP/1.x version, it is passed on as method and marker alone, which
+//     net/http refuses.
+//
+// Nothing else is changed: headers, bodies and every other byte reach
+// net/http as sent.
 //
 // A connection follows the requests it carries (keep-alive and pipelining)
 // through their request lines and headers. Once it sees anything it does not
 // follow for certain — a request with a body (Content-Length other than 0, or
-// Transfer-Encoding), an Upgrade header, CONNECT, a folded header line, a
-// request line over 8 KiB, or bytes that are not HTTP/1.x — it passes
+// Transfer-Encoding), an Upgrade header, CONNECT, a folded header line, any
+// other request line over 8 KiB, or bytes that are not HTTP/1.x — it passes
 // everything through unchanged for the rest of its life.
 //
 // The listener is for cleartext HTTP/1.x. Deadlines and Close reach the
@@ -92,6 +120,7 @@ const (
 	stLineStart = iota // before a request line; CR and LF pass
 	stLine             // inside a request line, holding it back
 	stHeaders          // inside a header section
+	stLong             // inside an overlong request line, dropping its target
 	stPass             // passing everything through, for good
 )
 
@@ -130,6 +159,12 @@ type lineRewriter struct {
 	name     [hdrNameMax]byte // lower-cased field name so far
 	nameLen  int              // bytes of the name seen; > hdrNameMax: too long
 	passNext bool             // pass through once this header section ends
+
+	// In stLong, rw holds the method, a space and the marker, and these
+	// follow what comes after the line's last space (its version).
+	sawSpace bool                    // a space since the target began
+	proto    [len("HTTP/1.1\r")]byte // the bytes after the last space
+	protoLen int                     // their number; > len(proto): too many
 }
 
 // Read implements io.Reader.
@@ -151,10 +186,15 @@ func (r *lineRewriter) Read(p []byte) (int, error) {
 			err := r.err
 			if !isTimeout(err) {
 				// The stream is over: a request line held back can
-				// never end, so hand it on as it is.
+				// never end, so hand it on as it is (an overlong one
+				// as far as it was rewritten).
+				held := r.line
+				if r.state == stLong {
+					held = r.rw
+				}
 				r.state = stPass
-				if len(r.line) > 0 {
-					r.out, r.line = r.line, r.line[:0]
+				if len(held) > 0 {
+					r.out, r.line = held, r.line[:0]
 					continue
 				}
 			}
@@ -217,22 +257,30 @@ func (r *lineRewriter) step() {
 		r.stepLine()
 	case stHeaders:
 		r.stepHeaders()
+	case stLong:
+		r.stepLong()
 	default:
 		r.out, r.in = r.in, nil
 	}
 }
 
-// stepLine takes in the request line, or as much of it as has arrived.
+// stepLine takes in the request line, or as much of it as has arrived. A
+// line longer than maxRequestLine (terminator included) goes to overlong
+// with exactly its first maxRequestLine bytes held.
 func (r *lineRewriter) stepLine() {
+	n := len(r.in) // bytes of r.in that belong to the line
 	i := bytes.IndexByte(r.in, '\n')
+	if i >= 0 {
+		n = i + 1
+	}
+	if len(r.line)+n > maxRequestLine {
+		k := maxRequestLine - len(r.line)
+		r.line = append(r.line, r.in[:k]...)
+		r.in = r.in[k:]
+		r.overlong()
+		return
+	}
 	if i < 0 {
-		if len(r.line)+len(r.in) >= maxRequestLine {
-			// Too long to hold back: hand on what we have.
-			r.line = append(r.line, r.in...)
-			r.out, r.in, r.line = r.line, nil, r.line[:0]
-			r.state = stPass
-			return
-		}
 		if r.line == nil {
 			r.line = make([]byte, 0, 512)
 		}
@@ -240,23 +288,97 @@ func (r *lineRewriter) stepLine() {
 		r.in = nil
 		return
 	}
-	full := r.in[:i+1]
+	full := r.in[:n]
 	if len(r.line) > 0 {
 		r.line = append(r.line, full...)
 		full = r.line
 	}
-	r.in = r.in[i+1:]
+	r.in = r.in[n:]
 	r.line = r.line[:0] // full may still alias it; nothing appends before it is returned
-	if len(full) > maxRequestLine {
-		r.out, r.state = full, stPass
+	r.out = r.requestLine(full)
+}
+
+// overlong handles a request line longer than maxRequestLine, of which
+// r.line holds the first maxRequestLine bytes (no LF among them). If they
+// show a token method other than CONNECT and a target whose path or query
+// is already too long, the line is rewritten: r.rw starts as method and
+// marker, and the rest of the target is dropped in stLong. Otherwise the
+// bytes are passed on, and the connection with them.
+func (r *lineRewriter) overlong() {
+	p := r.line
+	r.line = r.line[:0] // p may still alias it; nothing appends before it is returned
+	sp := bytes.IndexByte(p, ' ')
+	marker := ""
+	if sp > 0 && isToken(p[:sp]) && string(p[:sp]) != "CONNECT" {
+		marker = lengthMarker(p[sp+1:])
+	}
+	if marker == "" {
+		r.out, r.state = p, stPass
 		return
 	}
-	r.out = r.requestLine(full)
+	rw := append(r.rw[:0], p[:sp+1]...)
+	r.rw = append(rw, marker...)
+	r.state, r.sawSpace, r.protoLen = stLong, false, 0
+	r.longBytes(p[sp+1:])
+	r.rewritten++
+}
+
+// stepLong drops the bytes of an overlong request line up to its LF, noting
+// what follows the last space, then ends the line.
+func (r *lineRewriter) stepLong() {
+	i := bytes.IndexByte(r.in, '\n')
+	if i < 0 {
+		r.longBytes(r.in)
+		r.in = nil
+		return
+	}
+	r.longBytes(r.in[:i])
+	r.in = r.in[i+1:]
+	r.endLong()
+}
+
+// longBytes notes b, the next bytes of an overlong line (no LF among them):
+// only what follows the last space so far is kept, and only up to
+// len(r.proto) bytes of it.
+func (r *lineRewriter) longBytes(b []byte) {
+	if j := bytes.LastIndexByte(b, ' '); j >= 0 {
+		r.sawSpace, r.protoLen, b = true, 0, b[j+1:]
+	}
+	if !r.sawSpace {
+		return
+	}
+	if r.protoLen < len(r.proto) {
+		copy(r.proto[r.protoLen:], b)
+	}
+	r.protoLen = min(r.protoLen+len(b), len(r.proto)+1)
+}
+
+// endLong passes on the rewritten overlong line. If it ended in a space and
+// an HTTP/1.x version, that version and the line's own terminator follow
+// the marker and the header section is followed as usual. Otherwise the
+// line is method and marker alone, which net/http refuses, and the
+// connection is passed through.
+func (r *lineRewriter) endLong() {
+	v, end := r.proto[:min(r.protoLen, len(r.proto))], "\n"
+	if len(v) > 0 && v[len(v)-1] == '\r' {
+		v, end = v[:len(v)-1], "\r\n"
+	}
+	if r.sawSpace && r.protoLen <= len(r.proto) && isHTTP1(v) {
+		rw := append(r.rw, ' ')
+		rw = append(rw, v...)
+		r.rw = append(rw, end...)
+		r.state, r.hdr, r.passNext = stHeaders, hdrStart, false
+	} else {
+		r.rw = append(r.rw, "\r\n"...)
+		r.state = stPass
+	}
+	r.out = r.rw
 }
 
 // requestLine returns what to pass on for the request line full (its
 // terminator included) and sets the state that follows it. It splits the
-// line the way net/http does.
+// line at its first and last spaces: for a line net/http accepts, those are
+// the two spaces it splits at; a line with more spaces, net/http refuses.
 func (r *lineRewriter) requestLine(full []byte) []byte {
 	content := full[:len(full)-1]
 	if len(content) > 0 && content[len(content)-1] == '\r' {
@@ -264,35 +386,80 @@ func (r *lineRewriter) requestLine(full []byte) []byte {
 	}
 	r.state = stPass
 	sp1 := bytes.IndexByte(content, ' ')
-	if sp1 < 0 {
+	sp2 := bytes.LastIndexByte(content, ' ')
+	if sp1 < 0 || sp2 == sp1 {
 		return full
 	}
-	method, rest := content[:sp1], content[sp1+1:]
-	sp2 := bytes.IndexByte(rest, ' ')
-	if sp2 < 0 {
-		return full
-	}
-	target, proto := rest[:sp2], rest[sp2+1:]
+	method, target, proto := content[:sp1], content[sp1+1:sp2], content[sp2+1:]
 	if !isHTTP1(proto) || !isToken(method) || string(method) == "CONNECT" {
 		return full
 	}
 	r.state, r.hdr, r.passNext = stHeaders, hdrStart, false
-	path := target
-	if q := bytes.IndexByte(target, '?'); q >= 0 {
-		path = target[:q]
-	}
-	if validEscapes(path) {
+	marker := targetMarker(target)
+	if marker == "" {
 		return full
 	}
 	rw := append(r.rw[:0], method...)
 	rw = append(rw, ' ')
-	rw = append(rw, badEscapeTarget...)
+	rw = append(rw, marker...)
 	rw = append(rw, ' ')
 	rw = append(rw, proto...)
 	rw = append(rw, full[len(content):]...)
 	r.rw = rw
 	r.rewritten++
 	return rw
+}
+
+// targetMarker returns the marker target for a request-target that net/http
+// would refuse: its path is not valid percent-encoding, or its path or query
+// holds a byte that must be escaped (a control byte or a space). The first
+// of the handler's checks that fails picks the marker. It returns "" for a
+// target net/http accepts.
+func targetMarker(target []byte) string {
+	path, query := splitTarget(target)
+	pathOK := validEscapes(path) && plainBytes(path)
+	if pathOK && plainBytes(query) {
+		return ""
+	}
+	if m := lengthMarker(target); m != "" {
+		return m
+	}
+	if !pathOK {
+		return badEscapeTarget
+	}
+	return badQueryTarget
+}
+
+// lengthMarker returns the marker target for a request-target (or the start
+// of one) whose path or query is longer than the handler serves, or "".
+func lengthMarker(target []byte) string {
+	path, query := splitTarget(target)
+	switch {
+	case len(path) > maxPath:
+		return pathTooLongTarget
+	case len(query) > maxQuery:
+		return queryTooLongTarget
+	}
+	return ""
+}
+
+// splitTarget splits a request-target at its first "?".
+func splitTarget(target []byte) (path, query []byte) {
+	if q := bytes.IndexByte(target, '?'); q >= 0 {
+		return target[:q], target[q+1:]
+	}
+	return target, nil
+}
+
+// plainBytes reports whether b holds no control byte and no space: net/http
+// refuses a request-target holding a control byte, and a space ends it.
+func plainBytes(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // stepHeaders passes on header bytes up to and including the end of the

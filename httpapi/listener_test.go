@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -206,29 +207,105 @@ func TestListenerLongRequestLine(t *testing.T) {
 	addr := listenerServer(t, nil)
 	long := "/" + strings.Repeat("a", 10<<10)
 	t.Run("bad escape", func(t *testing.T) {
-		// Too long to hold back: passed on, and net/http answers.
+		// Too long to hold back: the target is dropped for the marker,
+		// and the length, the handler's first check, decides it.
 		c, br := rawConn(t, addr)
 		io.WriteString(c, get(long+"%ZZ"))
-		if got := readEcho(t, br); got.status != 400 || got.ctype == "text/echo" {
-			t.Fatalf("got %d %q", got.status, got.ctype)
-		}
+		wantEcho(t, readEcho(t, br), "GET uri=/.path-too-long path=/.path-too-long body=")
 	})
 	t.Run("valid", func(t *testing.T) {
+		// The connection is still followed after an overlong line.
 		c, br := rawConn(t, addr)
 		io.WriteString(c, get(long)+get("/%ZZ"))
-		wantEcho(t, readEcho(t, br), "GET uri="+long+" path="+long+" body=")
-		if got := readEcho(t, br); got.status != 400 {
-			t.Fatalf("got %+v", got)
+		wantEcho(t, readEcho(t, br), "GET uri=/.path-too-long path=/.path-too-long body=")
+		wantEcho(t, readEcho(t, br), "GET uri=/.bad-escape path=/.bad-escape body=")
+	})
+	t.Run("query", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		io.WriteString(c, "HEAD /cve?"+strings.Repeat("page=1&", 2000)+" HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"+get("/ok"))
+		res, err := http.ReadResponse(br, &http.Request{Method: "HEAD"})
+		if err != nil {
+			t.Fatal(err)
 		}
+		res.Body.Close()
+		if res.StatusCode != 200 || res.ProtoMinor != 0 {
+			t.Fatalf("HEAD: %d %s", res.StatusCode, res.Proto)
+		}
+		wantEcho(t, readEcho(t, br), "GET uri=/ok path=/ok body=")
+	})
+	t.Run("1 MiB", func(t *testing.T) {
+		c, br := rawConn(t, addr)
+		go io.WriteString(c, get("/"+strings.Repeat("%", 1<<20))+get("/next"))
+		wantEcho(t, readEcho(t, br), "GET uri=/.path-too-long path=/.path-too-long body=")
+		wantEcho(t, readEcho(t, br), "GET uri=/next path=/next body=")
 	})
 	t.Run("header limit", func(t *testing.T) {
+		// Rewritten, the line no longer counts against MaxHeaderBytes.
 		addr := listenerServer(t, func(s *http.Server) { s.MaxHeaderBytes = 4 << 10 })
 		c, br := rawConn(t, addr)
 		io.WriteString(c, get(long))
+		wantEcho(t, readEcho(t, br), "GET uri=/.path-too-long path=/.path-too-long body=")
+	})
+	t.Run("no version", func(t *testing.T) {
+		// Without an HTTP/1.x version at its end the line stays one that
+		// net/http refuses.
+		for _, line := range []string{"GET " + long + "\r\n\r\n", "GET " + long + " HTTP/2.0\r\n\r\n", "GET " + long + " HTTP/1.1 \r\n\r\n"} {
+			c, br := rawConn(t, addr)
+			io.WriteString(c, line)
+			if got := readEcho(t, br); got.status != 400 || got.ctype == "text/echo" {
+				t.Fatalf("%.20q...: got %d %q", line, got.status, got.ctype)
+			}
+		}
+	})
+	t.Run("long method", func(t *testing.T) {
+		// The first 8 KiB do not show a long target: passed on unchanged,
+		// and net/http answers.
+		addr := listenerServer(t, func(s *http.Server) { s.MaxHeaderBytes = 4 << 10 })
+		c, br := rawConn(t, addr)
+		io.WriteString(c, strings.Repeat("A", 9<<10)+" /x HTTP/1.1\r\nHost: x\r\n\r\n")
 		if got := readEcho(t, br); got.status != http.StatusRequestHeaderFieldsTooLarge {
 			t.Fatalf("got %d %q", got.status, got.ctype)
 		}
 	})
+}
+
+func TestListenerRefusedTargets(t *testing.T) {
+	// Targets net/http would refuse, each rewritten to the marker of the
+	// handler's first failing check; what net/http accepts stays.
+	addr := listenerServer(t, nil)
+	p3k := "/" + strings.Repeat("p", 3<<10)
+	q5k := "?" + strings.Repeat("q", 5<<10)
+	for _, tc := range []struct{ target, uri string }{
+		{"/cve/\x00", "/.bad-escape"},
+		{"/cve/a\x01b?page=1", "/.bad-escape"},
+		{"/cve/\x7f", "/.bad-escape"},
+		{"/cve/a\tb", "/.bad-escape"},
+		{"/cve/a b", "/.bad-escape"},
+		{"/cve/a  b", "/.bad-escape"},
+		{"/cve?page=1 ", "/.bad-query"},
+		{"/cve?page=\x00", "/.bad-query"},
+		{"/cve?x=a b&page=1", "/.bad-query"},
+		{"/cve/a b?x=\x01", "/.bad-escape"},
+		{p3k + "%ZZ", "/.path-too-long"},
+		{p3k + " " + q5k, "/.path-too-long"},
+		{"/cve/%ZZ" + q5k, "/.query-too-long"},
+		{"/cve" + q5k + "\x01", "/.query-too-long"},
+		// accepted by net/http: left for the handler
+		{p3k, p3k},
+		{"/cve" + q5k, "/cve" + q5k},
+		{"/cve/\x80\xff", "/cve/\x80\xff"},
+		{"/cve?x=%ZZ", "/cve?x=%ZZ"},
+	} {
+		t.Run(fmt.Sprintf("%.40q", tc.target), func(t *testing.T) {
+			c, br := rawConn(t, addr)
+			io.WriteString(c, get(tc.target))
+			got := readEcho(t, br)
+			want := "GET uri=" + tc.uri + " "
+			if got.status != 200 || !strings.HasPrefix(got.body, want) {
+				t.Fatalf("got %d %.60q, want 200 %.60q", got.status, got.body, want)
+			}
+		})
+	}
 }
 
 func TestListenerNotHTTP1(t *testing.T) {
@@ -320,6 +397,8 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 // rewriteAll reads everything through a lineRewriter, src cut by sizes and
 // reads of lengths from reads, and returns what came out.
+// Whatever the input, the rewriter holds at most maxRequestLine bytes of a
+// request line.
 func rewriteAll(t testing.TB, in, sizes, reads []byte) ([]byte, int) {
 	r := &lineRewriter{src: &chunkReader{data: in, sizes: sizes, err: io.EOF}}
 	var out []byte
@@ -334,6 +413,9 @@ func rewriteAll(t testing.TB, in, sizes, reads []byte) ([]byte, int) {
 			t.Fatalf("Read returned %d for %d bytes", m, n)
 		}
 		out = append(out, p[:m]...)
+		if len(r.line) > maxRequestLine || len(r.rw) > maxRequestLine+len(" /.query-too-long HTTP/1.1\r\n") {
+			t.Fatalf("holding %d bytes of a line, %d of a rewrite", len(r.line), len(r.rw))
+		}
 		if err == io.EOF {
 			break
 		}
@@ -348,24 +430,101 @@ func rewriteAll(t testing.TB, in, sizes, reads []byte) ([]byte, int) {
 }
 
 func TestListenerReaderLongLine(t *testing.T) {
-	// Lines around the limit: held back up to it, passed on beyond it
-	// (and the connection with them), however the stream is cut.
+	// Lines around the limit, however the stream is cut: held back whole
+	// up to it and left alone when net/http accepts them; beyond it, the
+	// target is dropped for the marker. A long path with bad escapes gets
+	// the same marker on both sides.
 	for _, size := range []int{maxRequestLine - 2, maxRequestLine - 1, maxRequestLine, maxRequestLine + 1, 3 * maxRequestLine} {
-		line := "GET /" + strings.Repeat("%", size-len("GET / HTTP/1.1\r\n")) + " HTTP/1.1\r\n"
-		if len(line) != size {
-			t.Fatalf("line of %d bytes, want %d", len(line), size)
-		}
-		in := line + "\r\n" + get("/%ZZ")
-		want := in
-		if size <= maxRequestLine {
-			want = get("/.bad-escape")[:len("GET /.bad-escape HTTP/1.1\r\n")] + "\r\n" + get("/.bad-escape")
-		}
-		for _, sizes := range [][]byte{nil, {0}, {255}, {100, 3}} {
-			out, _ := rewriteAll(t, []byte(in), sizes, []byte{200, 0})
-			if string(out) != want {
-				t.Fatalf("line of %d bytes, sizes %v: got %d bytes %.40q..., want %d bytes %.40q...", size, sizes, len(out), out, len(want), want)
+		for _, fill := range []string{"a", "%"} {
+			line := "GET /" + strings.Repeat(fill, size-len("GET / HTTP/1.1\r\n")) + " HTTP/1.1\r\n"
+			if len(line) != size {
+				t.Fatalf("line of %d bytes, want %d", len(line), size)
+			}
+			in := line + "\r\n" + get("/%ZZ")
+			want := "GET /.path-too-long HTTP/1.1\r\n\r\n" + get("/.bad-escape")
+			if size <= maxRequestLine && fill == "a" {
+				want = line + "\r\n" + get("/.bad-escape")
+			}
+			for _, sizes := range [][]byte{nil, {0}, {255}, {100, 3}} {
+				out, _ := rewriteAll(t, []byte(in), sizes, []byte{200, 0})
+				if string(out) != want {
+					t.Fatalf("line of %d bytes of %q, sizes %v: got %d bytes %.40q..., want %d bytes %.40q...", size, fill, sizes, len(out), out, len(want), want)
+				}
 			}
 		}
+	}
+}
+
+func TestListenerReaderOverlong(t *testing.T) {
+	long := strings.Repeat("a", 9<<10)
+	for _, tc := range []struct{ in, want string }{
+		{"GET /" + long + " HTTP/1.0\n\n", "GET /.path-too-long HTTP/1.0\n\n"},
+		{"GET /cve?" + long + " HTTP/1.1\r\n\r\n", "GET /.query-too-long HTTP/1.1\r\n\r\n"},
+		{"GET /" + strings.Repeat("b", 3<<10) + "?" + long + " HTTP/1.1\r\n\r\n", "GET /.path-too-long HTTP/1.1\r\n\r\n"},
+		// the version follows the last space
+		{"GET /a b " + long + " c HTTP/1.1\r\n\r\n", "GET /.path-too-long HTTP/1.1\r\n\r\n"},
+		{"GET /x HTTP/1.1 " + long + " HTTP/1.1\r\n\r\n", "GET /.path-too-long HTTP/1.1\r\n\r\n"},
+		// no HTTP/1.x version at the end: a line net/http refuses
+		{"GET /" + long + "\r\n\r\n", "GET /.path-too-long\r\n\r\n"},
+		{"GET /" + long + " HTTP/2.0\r\n\r\n", "GET /.path-too-long\r\n\r\n"},
+		{"GET /" + long + " HTTP/1.10\r\n\r\n", "GET /.path-too-long\r\n\r\n"},
+		{"GET /" + long + " HTTP/1.1\r\r\n\r\n", "GET /.path-too-long\r\n\r\n"},
+		{"GET /" + long + " HTTP/1.1 \r\n", "GET /.path-too-long\r\n"},
+		// the stream ends inside the line: as far as it was rewritten
+		{"GET /" + long, "GET /.path-too-long"},
+		{"GET /" + long + " HTTP/1.", "GET /.path-too-long"},
+		// the first 8 KiB show no long target: passed on
+		{strings.Repeat("A", 7<<10) + " /" + long + " HTTP/1.1\r\n" + get("/%ZZ"), ""},
+		{"GET /x " + long + " HTTP/1.1\r\n\r\n" + get("/%ZZ"), "GET /.path-too-long HTTP/1.1\r\n\r\n" + get("/.bad-escape")},
+		{"CONNECT /" + long + " HTTP/1.1\r\n\r\n", ""},
+		{"G(T /" + long + " HTTP/1.1\r\n\r\n", ""},
+		{"/" + long, ""},
+	} {
+		want := tc.want
+		if want == "" {
+			want = tc.in
+		}
+		for _, sizes := range [][]byte{nil, {0}, {255}, {100, 3}} {
+			out, _ := rewriteAll(t, []byte(tc.in), sizes, []byte{200, 0})
+			if string(out) != want {
+				t.Fatalf("%.30q..., sizes %v: got %d bytes %.60q, want %d bytes %.60q", tc.in, sizes, len(out), out, len(want), want)
+			}
+		}
+	}
+}
+
+func TestListenerReaderHugeLine(t *testing.T) {
+	// A 1 MiB target is dropped as it arrives: the rewriter never holds
+	// more than maxRequestLine of it, and once its buffers exist it
+	// allocates nothing however long the line.
+	in := []byte(get("/"+strings.Repeat("a", 1<<20)+"?x") + get("/ok"))
+	want := get("/.path-too-long") + get("/ok")
+	src := &chunkReader{err: io.EOF}
+	r := &lineRewriter{src: src}
+	p := make([]byte, 4096)
+	sizes := []byte{255, 17}
+	var out []byte
+	run := func() {
+		src.data, src.sizes, out = in, sizes, out[:0]
+		for {
+			n, err := r.Read(p)
+			out = append(out, p[:n]...)
+			if len(r.line) > maxRequestLine || cap(r.line) > 2*maxRequestLine || cap(r.rw) > 1024 {
+				t.Fatalf("holding %d bytes (capacity %d), rewrite capacity %d", len(r.line), cap(r.line), cap(r.rw))
+			}
+			if err != nil {
+				break
+			}
+		}
+		r.state = stLineStart
+	}
+	out = make([]byte, 0, len(want))
+	run()
+	if string(out) != want {
+		t.Fatalf("got %.80q, want %q", out, want)
+	}
+	if a := testing.AllocsPerRun(5, run); a != 0 {
+		t.Fatalf("%v allocations per 1 MiB line", a)
 	}
 }
 
@@ -476,6 +635,10 @@ func FuzzListenerRewrite(f *testing.F) {
 		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
 		"CONNECT /%ZZ HTTP/1.1\r\n\r\n",
 		"GET /x HTTP/1.1\r\n content-length: 5\r\n\r\nGET /%ZZ HTTP/1.1\r\n\r\n",
+		get("/cve/a b") + get("/cve?x=\x00") + get("/"+strings.Repeat("p", 3000)+"%"),
+		get("/"+strings.Repeat("a", maxRequestLine)) + get("/%ZZ"),
+		"GET /cve?" + strings.Repeat("q", maxRequestLine) + " HTTP/1.0\n\n",
+		"GET /" + strings.Repeat("a", maxRequestLine) + " HTTP/1.1 \r\n\r\n",
 	} {
 		f.Add([]byte(s), []byte{0}, []byte{})
 		f.Add([]byte(s), []byte{200, 3}, []byte{0, 7})
@@ -490,7 +653,11 @@ func FuzzListenerRewrite(f *testing.F) {
 		if m != n || !bytes.Equal(whole, out) {
 			t.Fatalf("output depends on the cuts:\n%q\n%q", whole, out)
 		}
-		if n > 0 && bytes.Count(out, []byte(" "+badEscapeTarget+" HTTP/1.")) < n {
+		markers := 0
+		for _, m := range []string{badEscapeTarget, badQueryTarget, pathTooLongTarget, queryTooLongTarget} {
+			markers += bytes.Count(out, []byte(" "+m))
+		}
+		if markers < n {
 			t.Fatalf("%d rewrites but output %q", n, out)
 		}
 	})
