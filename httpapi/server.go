@@ -8,8 +8,10 @@ package httpapi
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,9 @@ const DefaultPageSize = 20
 type Options struct {
 	// PageSize is the number of items per page; DefaultPageSize when 0.
 	PageSize int
+	// Log receives one line per panic recovered in a handler; nothing is
+	// logged when it is nil.
+	Log *slog.Logger
 }
 
 // Server answers API requests from whatever index its source returns at the
@@ -33,15 +38,19 @@ type Options struct {
 type Server struct {
 	index    func() *index.Index
 	pageSize int
+	log      *slog.Logger
 	router   *httprouter.Router
 }
 
 // New returns a Server that reads the live index from current once per
 // request (typically an atomic.Pointer's Load).
 func New(current func() *index.Index, opt Options) *Server {
-	s := &Server{index: current, pageSize: opt.PageSize}
+	s := &Server{index: current, pageSize: opt.PageSize, log: opt.Log}
 	if s.pageSize <= 0 {
 		s.pageSize = DefaultPageSize
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	// The router is used only through Lookup, so its redirects, automatic
 	// OPTIONS and 405 handling never run: those rules are ours.
@@ -51,12 +60,16 @@ func New(current func() *index.Index, opt Options) *Server {
 	s.router.HandleMethodNotAllowed = false
 	s.router.HandleOPTIONS = false
 	for _, rt := range routes {
-		h := rt.h
-		s.router.GET(rt.path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-			s.serve(w, r, ps, h)
-		})
+		s.handle(rt.path, rt.h)
 	}
 	return s
+}
+
+// handle routes GET (and so HEAD) requests for path to h through serve.
+func (s *Server) handle(path string, h handler) {
+	s.router.GET(path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		s.serve(w, r, ps, h)
+	})
 }
 
 // handler computes one endpoint's body. A body that is c.buf, or grown
@@ -65,12 +78,14 @@ type handler func(c *call) ([]byte, error)
 
 // call is what a handler gets: the snapshot to answer from (read once per
 // request), the request, its decoded path parameters and a scratch buffer.
+// wrote is serve's: set just before the response header goes out.
 type call struct {
 	ix       *index.Index
 	r        *http.Request
 	ps       httprouter.Params
 	buf      []byte
 	pageSize int
+	wrote    bool
 }
 
 var callPool = sync.Pool{New: func() any { return &call{buf: make([]byte, 0, 16<<10)} }}
@@ -111,13 +126,32 @@ func (c *call) pageIf(l index.List, ok bool, notFound error) ([]byte, error) {
 	return c.page(l)
 }
 
+// maxPath and maxQuery are the longest escaped path and raw query served;
+// longer ones get 414.
+const (
+	maxPath  = 2048
+	maxQuery = 4096
+)
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
-	// NewListener rewrites a request line whose path net/http would refuse
-	// (bad escapes) to badEscapeTarget, so the answer is ours.
-	if path == badEscapeTarget || !validEscapes(path) {
+	// NewListener rewrites a request line that net/http would refuse, or
+	// that is too long to hold, to one of the marker targets, so the
+	// answer is ours. Its choice of marker follows the order of these
+	// checks.
+	switch {
+	case len(path) > maxPath || path == pathTooLongTarget:
+		writeError(w, r, errPathTooLong)
+		return
+	case len(r.URL.RawQuery) > maxQuery || path == queryTooLongTarget:
+		writeError(w, r, errQueryTooLong)
+		return
+	case path == badEscapeTarget || !validEscapes(path):
 		writeError(w, r, errBadEscape)
+		return
+	case path == badQueryTarget:
+		writeError(w, r, errBadQuery)
 		return
 	}
 	h, ps, _ := s.router.Lookup(http.MethodGet, path)
@@ -139,6 +173,8 @@ var (
 	allowHeader = []string{"GET, HEAD"}
 )
 
+// serve runs one endpoint's handler and writes its answer. A panic in the
+// handler, or anywhere in serve, is recovered here: see recovered.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler) {
 	ix := s.index()
 	if ix == nil {
@@ -146,15 +182,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		return
 	}
 	c := callPool.Get().(*call)
-	c.ix, c.r, c.ps, c.pageSize = ix, r, ps, s.pageSize
+	c.ix, c.r, c.ps, c.pageSize, c.wrote = ix, r, ps, s.pageSize, false
 	defer func() {
+		v, wrote := recover(), c.wrote
 		c.ix, c.r, c.ps = nil, nil, nil
 		if cap(c.buf) <= maxPooledBuf {
 			callPool.Put(c)
 		}
+		if v != nil {
+			s.recovered(w, r, v, wrote)
+		}
 	}()
 	body, err := h(c)
 	if err != nil {
+		c.wrote = true
 		writeError(w, r, err)
 		return
 	}
@@ -163,14 +204,36 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	hdr["Vary"] = varyAccept
 	hdr["Etag"] = []string{ix.ETag()}
 	if etagMatches(r.Header["If-None-Match"], ix.ETag()) {
+		c.wrote = true
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	c.wrote = true
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// recovered handles the panic value v of a request: it logs one line with
+// the value, the request and the stack, then answers 500 "internal error"
+// in JSON. If the response header may already be out (wrote), a second one
+// would corrupt the response, so it panics with http.ErrAbortHandler
+// instead: net/http then cuts the connection without logging again, and the
+// client cannot take a cut response for a whole one.
+func (s *Server) recovered(w http.ResponseWriter, r *http.Request, v any, wrote bool) {
+	if v == http.ErrAbortHandler {
+		panic(v) // an abort asked for on purpose: net/http's to handle
+	}
+	s.log.Error("panic serving request", "panic", v, "method", r.Method,
+		"path", r.URL.EscapedPath(), "query", r.URL.RawQuery, "wrote_header", wrote,
+		"stack", string(debug.Stack()))
+	if wrote {
+		panic(http.ErrAbortHandler)
+	}
+	delete(w.Header(), "Etag") // errors carry none
+	writeError(w, r, errInternal)
 }
 
 // etagMatches implements If-None-Match's weak comparison against our tag:
@@ -245,6 +308,8 @@ var (
 	errAlertNotFound   = &apiError{http.StatusNotFound, "alert not found"}
 	errNoEndpoint      = &apiError{http.StatusNotFound, "endpoint not found"}
 	errMethod          = &apiError{http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD"}
+	errPathTooLong     = &apiError{http.StatusRequestURITooLong, "path is longer than 2048 bytes"}
+	errQueryTooLong    = &apiError{http.StatusRequestURITooLong, "query is longer than 4096 bytes"}
 	errBadEscape       = &apiError{http.StatusBadRequest, "path is not valid percent-encoding"}
 	errBadQuery        = &apiError{http.StatusBadRequest, "query is not valid percent-encoding"}
 	errBadPage         = &apiError{http.StatusBadRequest, "page must be a whole number from 1 to 1000000"}

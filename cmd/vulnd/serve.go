@@ -31,6 +31,13 @@ type Main struct {
 	Log          *slog.Logger
 	// OnReload, if set, is called after every load attempt with its error.
 	OnReload func(error)
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are
+	// http.Server's limits on every listener; when 0, 5 s, 10 s, 30 s and
+	// 120 s.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
 
 	cur      atomic.Pointer[index.Index]
 	draining atomic.Bool
@@ -81,14 +88,14 @@ func (m *Main) Open() error {
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
 		return err
 	}
-	m.api = newHTTPServer(httpapi.New(m.cur.Load, httpapi.Options{PageSize: m.PageSize}))
+	m.api = m.newHTTPServer(httpapi.New(m.cur.Load, httpapi.Options{PageSize: m.PageSize, Log: m.Log}))
 	go m.serve(m.api, httpapi.NewListener(m.apiLn))
 	if m.AdminAddr != "" {
 		if m.adminLn, err = net.Listen("tcp", m.AdminAddr); err != nil {
 			m.apiLn.Close()
 			return err
 		}
-		m.admin = newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() }))
+		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() }))
 		go m.serve(m.admin, m.adminLn)
 	}
 	m.Log.Info("serving", "addr", m.apiLn.Addr().String(), "admin", m.AdminAddr)
@@ -101,16 +108,35 @@ func (m *Main) serve(s *http.Server, ln net.Listener) {
 	}
 }
 
+// The limits of every listener's http.Server where Main leaves them 0.
+const (
+	defaultReadHeaderTimeout = 5 * time.Second
+	defaultReadTimeout       = 10 * time.Second
+	defaultWriteTimeout      = 30 * time.Second
+	defaultIdleTimeout       = 120 * time.Second
+)
+
 // newHTTPServer sets the timeouts and header limits every listener has.
-func newHTTPServer(h http.Handler) *http.Server {
+// net/http's own error lines go to m.Log, and "OPTIONS *" reaches the
+// handler (a 404 like any unknown path) instead of net/http's empty 200.
+func (m *Main) newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    16 << 10,
+		Handler:                      h,
+		ReadHeaderTimeout:            orDefault(m.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		ReadTimeout:                  orDefault(m.ReadTimeout, defaultReadTimeout),
+		WriteTimeout:                 orDefault(m.WriteTimeout, defaultWriteTimeout),
+		IdleTimeout:                  orDefault(m.IdleTimeout, defaultIdleTimeout),
+		MaxHeaderBytes:               16 << 10,
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // APIAddr is the address the API listener is bound to.
