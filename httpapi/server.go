@@ -7,7 +7,6 @@
 package httpapi
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -40,6 +40,7 @@ type Server struct {
 	pageSize int
 	log      *slog.Logger
 	router   *httprouter.Router
+	etag     atomic.Pointer[etagValue]
 }
 
 // New returns a Server that reads the live index from current once per
@@ -202,18 +203,54 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonType
 	hdr["Vary"] = varyAccept
-	hdr["Etag"] = []string{ix.ETag()}
+	hdr["Etag"] = s.etagHeader(ix)
 	if etagMatches(r.Header["If-None-Match"], ix.ETag()) {
 		c.wrote = true
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	hdr["Content-Length"] = contentLength(len(body))
 	c.wrote = true
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(body)
 	}
+}
+
+// etagHeader returns the ETag header value of ix. net/http never changes a
+// header's value slice, so one slice per snapshot is shared by all its
+// responses; it is made when the first request sees a new snapshot.
+func (s *Server) etagHeader(ix *index.Index) []string {
+	if e := s.etag.Load(); e != nil && e.ix == ix {
+		return e.hdr
+	}
+	e := &etagValue{ix: ix, hdr: []string{ix.ETag()}}
+	s.etag.Store(e)
+	return e.hdr
+}
+
+// etagValue is a snapshot and its ETag header value.
+type etagValue struct {
+	ix  *index.Index
+	hdr []string
+}
+
+// contentLengths holds the Content-Length header value of every length
+// below len(contentLengths), each made on first use and then shared like
+// jsonType, so writing a response's length allocates nothing.
+var contentLengths [1 << 16]atomic.Pointer[[]string]
+
+// contentLength returns the Content-Length header value for n bytes.
+func contentLength(n int) []string {
+	if n >= len(contentLengths) {
+		return []string{strconv.Itoa(n)}
+	}
+	if v := contentLengths[n].Load(); v != nil {
+		return *v
+	}
+	v := []string{strconv.Itoa(n)}
+	contentLengths[n].Store(&v)
+	return v
 }
 
 // recovered handles the panic value v of a request: it logs one line with
@@ -331,15 +368,15 @@ func errorBody(e *apiError) []byte {
 }
 
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *apiError
-	if !errors.As(err, &e) {
+	e, ok := err.(*apiError) // handlers return these unwrapped
+	if !ok {
 		e = errInternal
 	}
 	body := errorBody(e)
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonType
 	hdr["Vary"] = varyAccept
-	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	hdr["Content-Length"] = contentLength(len(body))
 	w.WriteHeader(e.status)
 	if r.Method != http.MethodHead {
 		w.Write(body)

@@ -48,3 +48,37 @@ func BenchmarkServe(b *testing.B) {
 		})
 	}
 }
+
+// TestServeAllocations pins what a request costs in allocations once the
+// pools are warm: nothing for a route without path parameters, and only
+// httprouter's Params slice (Lookup makes one per call) for the others.
+// Headers, ETag and Content-Length are shared values, never made per
+// request.
+func TestServeAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	ix := handData(t)
+	s := New(func() *index.Index { return ix }, Options{})
+	for _, tc := range []struct {
+		target string
+		max    float64
+	}{
+		{"/cve?page=1", 0},
+		{"/cve?cvss=high", 0},
+		{"/vendors", 0},
+		{"/cve/CVE-2023-0001", 1},
+		{"/vendors/acme/cve?page=1", 1},
+		{"/cve/CVE-2099-0001", 1}, // a 404
+	} {
+		req, err := http.NewRequest(http.MethodGet, "http://x"+tc.target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &benchWriter{hdr: http.Header{}}
+		s.ServeHTTP(w, req) // warm the pools and header values
+		if got := testing.AllocsPerRun(200, func() { s.ServeHTTP(w, req) }); got > tc.max {
+			t.Errorf("%s: %.1f allocations per request, want at most %.0f", tc.target, got, tc.max)
+		}
+	}
+}
