@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -168,6 +169,11 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 		switch sig {
 		case syscall.SIGHUP:
 			m.Reload() // logged; the old snapshot keeps serving on error
+			// The replaced index (or a failed load's buffers) is garbage
+			// now: hand its memory back to the OS at once, so RSS returns
+			// to one snapshot's worth instead of waiting for the
+			// scavenger, which a reload storm outruns.
+			debug.FreeOSMemory()
 		case syscall.SIGTERM, syscall.SIGINT:
 			m.Log.Info("draining", "signal", sig.String())
 			return m.Close()
