@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"runtime"
 	"slices"
@@ -226,16 +225,18 @@ func (ix *Index) buildCVEs(in []CVEEntry) error {
 		return cmp.Compare(y.num, x.num)
 	})
 
-	// Vendors are built in shards, each on its own goroutine, while this
-	// one does the rest.
-	shards := make([]map[string]*vendor, max(1, runtime.GOMAXPROCS(0)))
-	seed := maphash.MakeSeed()
+	// The CVE-to-vendor relations are gathered in ranges of the list
+	// order, each on its own goroutine, while this one does the rest;
+	// then the ranges are joined in order and the vendors encoded, again
+	// in parallel.
+	parts := max(1, runtime.GOMAXPROCS(0))
+	accs := make([]map[string]*vendorAcc, parts)
 	var wg sync.WaitGroup
-	for w := range shards {
+	for w := range accs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			shards[w] = buildVendorShard(in, order, seed, w, len(shards))
+			accs[w] = gatherVendors(in, order, len(order)*w/parts, len(order)*(w+1)/parts)
 		}()
 	}
 	err := ix.placeCVEs(in, order)
@@ -243,7 +244,7 @@ func (ix *Index) buildCVEs(in []CVEEntry) error {
 	if err != nil {
 		return err
 	}
-	ix.mergeVendors(shards)
+	ix.setVendors(joinVendors(accs), parts)
 	return nil
 }
 
@@ -279,9 +280,9 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	return nil
 }
 
-// buildVendorShard builds the vendors whose name hashes to shard w of n,
-// walking the CVEs in list order.
-func buildVendorShard(in []CVEEntry, order []int32, seed maphash.Seed, w, n int) map[string]*vendor {
+// gatherVendors gathers the vendors and products of the CVEs at list
+// positions lo to hi-1.
+func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorAcc {
 	acc := map[string]*vendorAcc{}
 	// Consecutive CPEs of a CVE mostly name the same vendor and product:
 	// the last ones found are tried first.
@@ -290,11 +291,11 @@ func buildVendorShard(in []CVEEntry, order []int32, seed maphash.Seed, w, n int)
 		v            *vendorAcc
 		p            *productAcc
 	)
-	for i, k := range order {
+	for i := lo; i < hi; i++ {
 		pos := int32(i)
-		for _, r := range in[k].cpes {
+		for _, r := range in[order[i]].cpes {
 			if v == nil || r.vendor != lastV {
-				if !IsName(r.vendor) || (n > 1 && int(maphash.String(seed, r.vendor)%uint64(n)) != w) {
+				if !IsName(r.vendor) {
 					continue
 				}
 				if v = acc[r.vendor]; v == nil {
@@ -324,11 +325,33 @@ func buildVendorShard(in []CVEEntry, order []int32, seed maphash.Seed, w, n int)
 			}
 		}
 	}
-	out := make(map[string]*vendor, len(acc))
-	for name, a := range acc {
-		out[name] = newVendor(name, a)
+	return acc
+}
+
+// joinVendors joins what gatherVendors found in consecutive ranges, in
+// range order, so every CVE list stays in list order.
+func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
+	all := accs[0]
+	for _, acc := range accs[1:] {
+		for name, a := range acc {
+			b := all[name]
+			if b == nil {
+				all[name] = a
+				continue
+			}
+			b.cves = append(b.cves, a.cves...)
+			for pname, pa := range a.products {
+				pb := b.products[pname]
+				if pb == nil {
+					b.products[pname] = pa
+					continue
+				}
+				pb.cves = append(pb.cves, pa.cves...)
+				pb.versions = append(pb.versions, pa.versions...)
+			}
+		}
 	}
-	return out
+	return all
 }
 
 // newVendor encodes a vendor's bodies and its products'.
@@ -355,25 +378,28 @@ func newVendor(name string, a *vendorAcc) *vendor {
 	return v
 }
 
-// mergeVendors puts the shards' vendors in the index, by name.
-func (ix *Index) mergeVendors(shards []map[string]*vendor) {
-	total := 0
-	for _, s := range shards {
-		total += len(s)
+// setVendors encodes the vendors, on parts goroutines, and puts them in
+// the index by name and in name order.
+func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
+	names := sortedKeys(acc)
+	vendors := make([]*vendor, len(names))
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := len(names) * w / parts; i < len(names)*(w+1)/parts; i++ {
+				vendors[i] = newVendor(names[i], acc[names[i]])
+			}
+		}()
 	}
-	ix.vendorByName = make(map[string]*vendor, total)
-	names := make([]string, 0, total)
-	for _, s := range shards {
-		for name, v := range s {
-			ix.vendorByName[name] = v
-			names = append(names, name)
-			ix.counts.Products += len(v.products)
-		}
-	}
-	slices.Sort(names)
+	wg.Wait()
+	ix.vendorByName = make(map[string]*vendor, len(names))
 	ix.vendors = make([][]byte, len(names))
-	for i, name := range names {
-		ix.vendors[i] = ix.vendorByName[name].summary
+	for i, v := range vendors {
+		ix.vendorByName[names[i]] = v
+		ix.vendors[i] = v.summary
+		ix.counts.Products += len(v.products)
 	}
 	ix.counts.Vendors = len(names)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/goccy/go-json"
 	"github.com/google/go-cmp/cmp"
@@ -129,4 +130,32 @@ func FuzzScanCVE(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidStringBytes compares the word-at-a-time check with the
+// byte-at-a-time definition for every byte value at every position of
+// strings of several lengths (so in a whole word and in the tail), next
+// to ASCII and next to valid and invalid UTF-8.
+func TestValidStringBytes(t *testing.T) {
+	want := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 {
+				return false
+			}
+		}
+		return utf8.Valid(b)
+	}
+	for _, n := range []int{1, 7, 8, 9, 16, 23} {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				for _, fill := range []string{"a", "é", "\xff"} {
+					b := []byte(strings.Repeat(fill, n))[:n]
+					b[pos] = byte(c)
+					if got := validStringBytes(b); got != want(b) {
+						t.Fatalf("validStringBytes(%q) = %v", b, got)
+					}
+				}
+			}
+		}
+	}
 }

@@ -216,7 +216,7 @@ func read(dir string) (*Snapshot, [][]byte, error) {
 	bodies := make([][]byte, fi.Records)
 	d.CVEs = make([]index.CVE, fi.Records)
 	firsts := firstRecords(fi)
-	if _, err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
 		return eachLine(data, firsts[c], func(n int, line []byte) error {
 			bodies[n] = line
 			return json.Unmarshal(line, &d.CVEs[n])
@@ -278,7 +278,7 @@ func firstRecords(fi FileInfo) []int {
 func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, error) {
 	out := make([]T, fi.Records)
 	firsts := firstRecords(fi)
-	_, err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+	err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
 		return eachLine(data, firsts[c], func(n int, line []byte) error {
 			return json.Unmarshal(line, &out[n])
 		})
@@ -294,7 +294,7 @@ func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, erro
 func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry, error) {
 	out := make([]index.CVEEntry, fi.Records)
 	firsts := firstRecords(fi)
-	_, err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+	err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
 		return eachLine(data, firsts[c], func(n int, line []byte) error {
 			e, err := index.ScanCVE(line)
 			out[n] = e
