@@ -9,7 +9,7 @@ SHARED   ?= ../shared/data
 .PHONY: build run test vet bench fuzz demo sample refresh clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/vulnd
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
 
 # Serves the bundled demo snapshot.
 run: build

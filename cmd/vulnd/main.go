@@ -3,6 +3,7 @@
 //	vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] FEED...
 //	vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
 //	vulnd validate DIR
+//	vulnd version
 //
 // serve reloads the snapshot directory on SIGHUP (keeping the old one if
 // the new one does not load) and drains and exits 0 on SIGTERM or SIGINT.
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/vulnd/vulnd/loader"
@@ -27,6 +29,7 @@ const usage = `usage:
   vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [-keep-reports N] FEED...
   vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
   vulnd validate DIR
+  vulnd version
 `
 
 // run executes one command line and returns the exit status.
@@ -43,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(args[1:], stderr)
 	case "validate":
 		err = cmdValidate(args[1:], stdout, stderr)
+	case "version":
+		err = cmdVersion(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -61,6 +66,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vulnd %s: %v\n", args[0], err)
 		return 1
 	}
+}
+
+// cmdVersion prints what the binary was built from: module version, VCS
+// revision and time (with "+dirty" for uncommitted changes) and Go
+// version, all from the build info the Go toolchain embeds.
+func cmdVersion(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("takes no arguments, got %q", args)}
+	}
+	fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
+	return nil
+}
+
+// versionLine formats build info as one line, for example
+// "vulnd (devel) rev 76bfc89c1a2b+dirty 2026-11-22T23:04:06Z go1.26.8".
+func versionLine(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "vulnd (no build info)"
+	}
+	line := "vulnd " + bi.Main.Version
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		line += " rev " + rev[:min(12, len(rev))]
+		if settings["vcs.modified"] == "true" {
+			line += "+dirty"
+		}
+	}
+	if t := settings["vcs.time"]; t != "" {
+		line += " " + t
+	}
+	return line + " " + bi.GoVersion
 }
 
 // usageError is a bad command line (exit 2) rather than a failure (exit 1).
