@@ -1,5 +1,7 @@
 package httpapi
 
+import "github.com/vulnd/vulnd/index"
+
 // routes is the API: one line per endpoint. Paths are matched against the
 // still-escaped request path; every :param is percent-decoded before the
 // handler sees it.
@@ -41,6 +43,7 @@ func cveList(c *call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.linkParams = bandParams[b]
 	return c.page(c.ix.CVEs(b))
 }
 
@@ -113,4 +116,10 @@ func productErr(vendorOK bool) error {
 		return errVendorNotFound
 	}
 	return errProductNotFound
+}
+
+// bandParams is the cvss parameter of each band as the Link header of
+// /cve writes it.
+var bandParams = map[index.Band]string{
+	index.BandLow: "cvss=low&", index.BandMedium: "cvss=medium&", index.BandHigh: "cvss=high&",
 }

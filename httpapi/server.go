@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -87,6 +88,13 @@ type call struct {
 	buf      []byte
 	pageSize int
 	wrote    bool
+	// Set by page for serve's Link and X-Total-Count headers: the page
+	// served, the list's length, and the query parameters (each followed
+	// by "&") the links keep besides page.
+	paged      bool
+	pageNum    int
+	total      int
+	linkParams string
 }
 
 var callPool = sync.Pool{New: func() any { return &call{buf: make([]byte, 0, 16<<10)} }}
@@ -112,6 +120,7 @@ func (c *call) page(l index.List) ([]byte, error) {
 		return nil, err
 	}
 	c.buf = l.AppendPage(c.buf[:0], p, c.pageSize)
+	c.paged, c.pageNum, c.total = true, p, l.Len()
 	return c.buf, nil
 }
 
@@ -184,6 +193,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	}
 	c := callPool.Get().(*call)
 	c.ix, c.r, c.ps, c.pageSize, c.wrote = ix, r, ps, s.pageSize, false
+	c.paged, c.linkParams = false, ""
 	defer func() {
 		v, wrote := recover(), c.wrote
 		c.ix, c.r, c.ps = nil, nil, nil
@@ -210,6 +220,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		return
 	}
 	hdr["Content-Length"] = contentLength(len(body))
+	if c.paged {
+		setPageHeaders(hdr, r.URL.EscapedPath(), c.linkParams, c.pageNum, c.total, c.pageSize)
+	}
 	c.wrote = true
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
@@ -251,6 +264,52 @@ func contentLength(n int) []string {
 	v := []string{strconv.Itoa(n)}
 	contentLengths[n].Store(&v)
 	return v
+}
+
+// pageHeaders holds a paged list's X-Total-Count and Link values and, in
+// most cases, their bytes: one allocation per page served.
+type pageHeaders struct {
+	vals [2]string // X-Total-Count, Link
+	buf  [512]byte
+}
+
+// setPageHeaders sets X-Total-Count (the list's length) and Link (RFC 8288:
+// first, prev, next and last pages, as paths relative to this server) for
+// page p of a list of total items, size to a page. prev is left out on
+// page 1 and next on the last page; past the end, prev is the last page.
+// params are the query parameters the links keep, each ending in "&".
+func setPageHeaders(hdr http.Header, path, params string, p, total, size int) {
+	last := max(1, (total+size-1)/size)
+	h := new(pageHeaders)
+	b := strconv.AppendInt(h.buf[:0], int64(total), 10)
+	n := len(b)
+	link := func(b []byte, page int, rel string) []byte {
+		if len(b) > n {
+			b = append(b, ", "...)
+		}
+		b = append(b, '<')
+		b = append(b, path...)
+		b = append(b, '?')
+		b = append(b, params...)
+		b = append(b, "page="...)
+		b = strconv.AppendInt(b, int64(page), 10)
+		b = append(b, ">; rel=\""...)
+		b = append(b, rel...)
+		return append(b, '"')
+	}
+	b = link(b, 1, "first")
+	if p > 1 {
+		b = link(b, min(p-1, last), "prev")
+	}
+	if p < last {
+		b = link(b, p+1, "next")
+	}
+	b = link(b, last, "last")
+	// b is h.buf unless it outgrew it; either way nothing changes it again.
+	h.vals[0] = unsafe.String(&b[0], n)
+	h.vals[1] = unsafe.String(&b[n], len(b)-n)
+	hdr["X-Total-Count"] = h.vals[0:1:1]
+	hdr["Link"] = h.vals[1:2:2]
 }
 
 // recovered handles the panic value v of a request: it logs one line with

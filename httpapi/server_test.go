@@ -282,3 +282,68 @@ func TestRecoverThroughServer(t *testing.T) {
 		t.Fatalf("%d panics after the header logged, want 1:\n%s", n, logs.String())
 	}
 }
+
+// TestPageHeaders checks Link (RFC 8288) and X-Total-Count on paged lists,
+// from the fixture's sizes: 42 CVEs, 41 of them acme's, 20 to a page, so
+// three pages each.
+func TestPageHeaders(t *testing.T) {
+	ix := handData(t)
+	srv := httptest.NewServer(New(func() *index.Index { return ix }, Options{}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		target, total, link string
+	}{
+		{"/cve", "42", `</cve?page=1>; rel="first", </cve?page=2>; rel="next", </cve?page=3>; rel="last"`},
+		{"/cve?page=2", "42", `</cve?page=1>; rel="first", </cve?page=1>; rel="prev", </cve?page=3>; rel="next", </cve?page=3>; rel="last"`},
+		{"/cve?page=3", "42", `</cve?page=1>; rel="first", </cve?page=2>; rel="prev", </cve?page=3>; rel="last"`},
+		{"/cve?page=9", "42", `</cve?page=1>; rel="first", </cve?page=3>; rel="prev", </cve?page=3>; rel="last"`},
+		{"/vendors/acme/cve?page=2&x=%3E", "41", `</vendors/acme/cve?page=1>; rel="first", </vendors/acme/cve?page=1>; rel="prev", </vendors/acme/cve?page=3>; rel="next", </vendors/acme/cve?page=3>; rel="last"`},
+		{"/vendors/a%2Fb/products/x%20y+z%25/cve", "1", `</vendors/a%2Fb/products/x%20y+z%25/cve?page=1>; rel="first", </vendors/a%2Fb/products/x%20y+z%25/cve?page=1>; rel="last"`},
+		{"/cwe/CWE-404/cve", "0", ""}, // an unknown CWE: 404, no paging headers
+		{"/vendors", "2", `</vendors?page=1>; rel="first", </vendors?page=1>; rel="last"`},
+		{"/cve/CVE-2023-0001", "", ""},
+		{"/vendors/acme/products", "", ""}, // not paged
+		{"/cve?page=0", "", ""},
+	} {
+		res, err := http.Get(srv.URL + tc.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			tc.total, tc.link = "", ""
+		}
+		if got := res.Header.Get("X-Total-Count"); got != tc.total {
+			t.Errorf("%s: X-Total-Count %q, want %q", tc.target, got, tc.total)
+		}
+		if got := res.Header.Get("Link"); got != tc.link {
+			t.Errorf("%s: Link\n%s\nwant\n%s", tc.target, got, tc.link)
+		}
+	}
+
+	// On /cve the band is kept, in lower case, and unknown parameters are
+	// dropped; the total is the band's.
+	var n int
+	for page := 1; ; page++ {
+		res, err := http.Get(srv.URL + "/cve?cvss=HiGh&junk=1&page=" + strconv.Itoa(page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []json.RawMessage
+		err = json.NewDecoder(res.Body).Decode(&items)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page == 1 && !strings.HasPrefix(res.Header.Get("Link"), `</cve?cvss=high&page=1>; rel="first"`) {
+			t.Errorf("band Link %q", res.Header.Get("Link"))
+		}
+		if len(items) == 0 {
+			if total := res.Header.Get("X-Total-Count"); total != strconv.Itoa(n) {
+				t.Errorf("band X-Total-Count %q, counted %d", total, n)
+			}
+			break
+		}
+		n += len(items)
+	}
+}
