@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,13 +112,18 @@ func setChunks(t *testing.T, dir, key string, frames [][]byte, decoded []int64, 
 
 func zstdFrame(t *testing.T, b []byte) []byte {
 	t.Helper()
-	enc, err := zstd.NewWriter(nil)
+	enc, err := testEncoder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer enc.Close()
 	return enc.EncodeAll(b, nil)
 }
+
+// testEncoder is one encoder for every test: making one takes
+// milliseconds, which the fuzz targets would spend on every input.
+var testEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+})
 
 // TestCorruptSnapshotsAreRefused breaks a good snapshot in every way we
 // can think of; Load and Validate must each refuse it with an error that
