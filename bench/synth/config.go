@@ -99,7 +99,7 @@ func (g *Generator) configurations(s *subject) []Configuration {
 			hw[k] = match(false, criteria('h', voc.vendors[mainP.vendor].name, d, "-", "*", "", ""), "", "", "", "")
 		}
 		out = append(out, Configuration{Operator: "AND", Nodes: []Node{orNode(mainEntries), orNode(hw)}})
-	case mainP.part == 'a' && r.Float64() < 0.07:
+	case mainP.part == 'a' && r.Float64() < 0.035:
 		ks := r.Perm(len(platforms))[:1+r.IntN(3)]
 		pl := make([]CPEMatch, len(ks))
 		for k, x := range ks {

@@ -77,8 +77,9 @@ var (
 
 var (
 	v3StartMS  = msOf(2015, 12, 1)  // NVD starts scoring CVSS 3.0
-	v31StartMS = msOf(2019, 6, 20)  // ... and 3.1
+	v31StartMS = msOf(2019, 9, 10)  // ... and 3.1
 	v2EndMS    = msOf(2022, 7, 13)  // NVD stops scoring CVSS 2.0
+	v40StartMS = msOf(2023, 11, 1)  // CVSS 4.0 is published
 	deferMS    = msOf(2025, 4, 3)   // the day old unanalysed records were deferred
 	reviewMS   = msOf(2023, 11, 7)  // start of the mass re-processing of analysed records
 	ancientMS  = msOf(1988, 10, 1)  // earliest publication date of a 1999 id
@@ -625,16 +626,16 @@ func (g *Generator) metrics(s *subject) Metrics {
 	if s.rejected {
 		return m
 	}
-	pNone := 0.03
+	pNone := 0.005
 	if !s.hasNVD {
-		pNone = 0.30
+		pNone = 0.05
 	}
 	if r.Float64() < pNone {
 		return m
 	}
 	base := drawV3(r, s.mainCWE())
 	if s.hasNVD {
-		if s.pub < v2EndMS && r.Float64() < 0.97 {
+		if s.pub < v2EndMS && r.Float64() < 0.99 {
 			m.V2 = append(m.V2, metricV2(r, base, nvdSource, "Primary"))
 		}
 		if s.pub >= v3StartMS && r.Float64() < 0.96 || r.Float64() < 0.10 {
@@ -655,7 +656,9 @@ func (g *Generator) metrics(s *subject) Metrics {
 	if cna == vuldbCNA {
 		// This CNA scores every version it can.
 		v := perturbV3(r, base)
-		m.V40 = append(m.V40, metricV40(r, v, cna, "Secondary", true))
+		if s.pub >= v40StartMS {
+			m.V40 = append(m.V40, metricV40(r, v, cna, "Secondary", true))
+		}
 		m.V31 = append(m.V31, metricV3(v, "3.1", cna, "Secondary"))
 		m.V2 = append(m.V2, metricV2(r, v, cna, "Secondary"))
 		return m

@@ -636,11 +636,13 @@ func numericCompare(a, b string) int {
 func TestVocab(t *testing.T) {
 	for _, n := range []int{1, 300, 20000} {
 		voc := newVocab(1, n)
-		wantV := min(max(n/10, 20), 30000)
+		// 0.14 vendors and 0.88 products per CVE (about 40k and 200k named
+		// at 400k CVEs, as NVD has), within the floors and caps.
+		wantV := min(max(n*14/100, 20), 140000)
 		if len(voc.vendors) != wantV {
 			t.Errorf("n=%d: %d vendors, want %d", n, len(voc.vendors), wantV)
 		}
-		if len(voc.products) < min(max(n/2, 50), 150000)*9/10 {
+		if len(voc.products) < min(max(n*88/100, 50), 880000)*9/10 {
 			t.Errorf("n=%d: only %d products", n, len(voc.products))
 		}
 		names := map[string]bool{}

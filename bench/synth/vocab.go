@@ -15,8 +15,15 @@ import (
 // head of well-known vendors (microsoft, linux, google, ... ranked first
 // so they get the most CVEs) followed by generated names. Vendors are
 // drawn Zipf-like (weight 1/(rank+2)), and products within a vendor too
-// (weight 1/(rank+1)^1.15), so a few vendors and products carry a large
-// share of all CVEs and most carry one or two.
+// (weight 1/(rank+1)^1.15, plus for generated vendors an even share,
+// productFloor, spread over all their products), so a few vendors and
+// products carry a large share of all CVEs and most carry one to three.
+//
+// Its size grows with the number of CVEs n: vendorsPerCVE*n vendors and
+// productsPerCVE*n products, up to maxVendors and maxProducts. Zipf
+// draws never reach part of the tail, so the records name fewer: at
+// n = 400,000 about 40,500 vendors and 200,000 products, NVD's figures
+// (bench/README.md, "Synthetic data", has the measured distributions).
 
 // verStyle is how a product writes its version numbers.
 type verStyle uint8
@@ -263,10 +270,25 @@ func displayName(s string) string {
 	return strings.Join(words, " ")
 }
 
+// Vocabulary size per CVE, calibrated by measuring 400,000-CVE data sets
+// (see the file comment), and its bounds. The caps, reached at 1,000,000
+// CVEs, keep the vocabulary (about 80 MB at the cap) from growing with
+// larger data sets.
+const (
+	vendorsPerCVE  = 0.14
+	productsPerCVE = 0.88
+	maxVendors     = 140_000
+	maxProducts    = 880_000
+	// productFloor is the share of a generated vendor's draws spread
+	// evenly over all its products rather than Zipf-like: without it
+	// the Zipf tail of products a vendor lists is never drawn.
+	productFloor = 0.35
+)
+
 // newVocab builds the vocabulary for n CVEs.
 func newVocab(seed uint64, n int) *vocab {
-	nv := min(max(n/10, 20), 30000)
-	np := min(max(n/2, 50), 150000)
+	nv := min(max(int(vendorsPerCVE*float64(n)), 20), maxVendors)
+	np := min(max(int(productsPerCVE*float64(n)), 50), maxProducts)
 	r := rand.New(rand.NewPCG(seed, 0x766f636162)) // "vocab"
 	voc := &vocab{}
 	seen := make(map[string]bool, nv) // membership only, never iterated
@@ -343,10 +365,18 @@ func newVocab(seed uint64, n int) *vocab {
 			p.device, p.targetSW = device, tsw
 			v.products = append(v.products, voc.addProduct(p))
 		}
+		z := 0.0
+		for j := range v.products {
+			z += math.Pow(float64(j+1), -1.15)
+		}
+		floor := 0.0
+		if hv == nil {
+			floor = productFloor / (1 - productFloor) * z / float64(len(v.products))
+		}
 		c := 0.0
 		v.cum = make([]float64, len(v.products))
 		for j := range v.products {
-			c += math.Pow(float64(j+1), -1.15)
+			c += math.Pow(float64(j+1), -1.15) + floor
 			v.cum[j] = c
 		}
 		voc.vendors = append(voc.vendors, v)
