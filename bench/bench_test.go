@@ -12,9 +12,7 @@ package bench
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,120 +164,19 @@ func (r *recorder) Header() http.Header         { return r.hdr }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(p []byte) (int, error) { r.body = append(r.body, p...); return len(p), nil }
 
-// class is one endpoint class and the paths a benchmark cycles through.
-type class struct {
-	name  string
-	paths []string
-}
-
 var (
 	classOnce sync.Once
-	classes   []class
+	classes   []Class
 	classErr  error
 )
 
-// endpointClasses picks real paths of every class from the snapshot.
-// CVEs are drawn at random; vendors and products are those the drawn
-// CVEs name, so they are drawn as often as they have CVEs, the way users
-// ask for them: big vendors often, the long tail too.
-func endpointClasses(s http.Handler, ix *index.Index) ([]class, error) {
-	classOnce.Do(func() { classes, classErr = pickPaths(s, ix) })
+// endpointClasses picks the paths of every class from the snapshot once
+// per run, through s.
+func endpointClasses(s http.Handler, ix *index.Index) ([]Class, error) {
+	classOnce.Do(func() {
+		classes, classErr = PickPaths(func(target string, v any) error { return get(s, target, v) }, ix.Counts(), 2000)
+	})
 	return classes, classErr
-}
-
-func pickPaths(s http.Handler, ix *index.Index) ([]class, error) {
-	r := rand.New(rand.NewPCG(1, 2))
-	const perClass = 2000
-	c := ix.Counts()
-	pages := func(total int) int { return max(1, (total+httpapi.DefaultPageSize-1)/httpapi.DefaultPageSize) }
-
-	var names []struct {
-		Name string `json:"name"`
-	}
-	var cves, vendors []string
-	for len(cves) < perClass {
-		if err := get(s, "/cve?page="+strconv.Itoa(1+r.IntN(pages(c.CVEs))), &names); err != nil {
-			return nil, err
-		}
-		for _, n := range names {
-			cves = append(cves, n.Name)
-		}
-	}
-	type pair struct{ v, p string }
-	var products []pair
-	for _, name := range cves[:perClass/2] {
-		var cve struct {
-			CPEs []struct {
-				Vendor  string `json:"vendor"`
-				Product string `json:"product"`
-			} `json:"cpes"`
-		}
-		if err := get(s, "/cve/"+name, &cve); err != nil {
-			return nil, err
-		}
-		for _, p := range cve.CPEs {
-			if index.IsName(p.Vendor) && index.IsName(p.Product) {
-				vendors = append(vendors, p.Vendor)
-				products = append(products, pair{p.Vendor, p.Product})
-			}
-		}
-	}
-	if len(products) == 0 {
-		return nil, fmt.Errorf("no CVE drawn names a product")
-	}
-	var cwes []string
-	if err := get(s, "/cwe", &names); err != nil {
-		return nil, err
-	}
-	for _, n := range names {
-		cwes = append(cwes, n.Name)
-	}
-	var reports []struct {
-		ID string `json:"id"`
-	}
-	if err := get(s, "/reports", &reports); err != nil {
-		return nil, err
-	}
-	if len(reports) == 0 {
-		return nil, fmt.Errorf("the snapshot has no report: build it with -previous")
-	}
-	var alerts []struct {
-		ID json.Number `json:"id"`
-	}
-	if err := get(s, "/reports/"+reports[0].ID+"/alerts", &alerts); err != nil {
-		return nil, err
-	}
-
-	pick := func(n int, f func(i int) string) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = f(i)
-		}
-		return out
-	}
-	page := func(total int) string { return strconv.Itoa(1 + r.IntN(min(pages(total), 50))) }
-	return []class{
-		{"one CVE", pick(perClass, func(i int) string { return "/cve/" + cves[i%len(cves)] })},
-		{"CVE page", pick(perClass, func(int) string { return "/cve?page=" + page(c.CVEs) })},
-		{"band page", pick(perClass, func(int) string {
-			return "/cve?cvss=" + []string{"low", "medium", "high"}[r.IntN(3)] + "&page=" + strconv.Itoa(1+r.IntN(50))
-		})},
-		{"vendor's CVE page", pick(perClass, func(i int) string { return "/vendors/" + url.PathEscape(vendors[i%len(vendors)]) + "/cve" })},
-		{"product's CVE page", pick(perClass, func(i int) string {
-			p := products[r.IntN(len(products))]
-			return "/vendors/" + url.PathEscape(p.v) + "/products/" + url.PathEscape(p.p) + "/cve"
-		})},
-		{"one vendor", pick(perClass, func(i int) string { return "/vendors/" + url.PathEscape(vendors[i%len(vendors)]) })},
-		{"one product", pick(perClass, func(i int) string {
-			p := products[r.IntN(len(products))]
-			return "/vendors/" + url.PathEscape(p.v) + "/products/" + url.PathEscape(p.p)
-		})},
-		{"one CWE", pick(perClass, func(i int) string { return "/cwe/" + cwes[i%len(cwes)] })},
-		{"CWE's CVE page", pick(perClass, func(i int) string { return "/cwe/" + cwes[i%len(cwes)] + "/cve?page=" + strconv.Itoa(1+r.IntN(5)) })},
-		{"vendor list", pick(perClass, func(int) string { return "/vendors?page=" + page(c.Vendors) })},
-		{"report", pick(perClass, func(int) string { return "/reports/" + reports[0].ID })},
-		{"alert's events", pick(perClass, func(i int) string { return "/reports/" + reports[0].ID + "/alerts/" + alerts[r.IntN(len(alerts))].ID.String() })},
-	}, nil
 }
 
 // BenchmarkEndpoint serves every class's paths in turn through
@@ -292,10 +189,10 @@ func BenchmarkEndpoint(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range cs {
-		b.Run(c.name, func(b *testing.B) {
-			reqs := make([]*http.Request, len(c.paths))
+		b.Run(c.Name, func(b *testing.B) {
+			reqs := make([]*http.Request, len(c.Paths))
 			var bytes int
-			for i, p := range c.paths {
+			for i, p := range c.Paths {
 				req, err := http.NewRequest(http.MethodGet, "http://bench"+p, nil)
 				if err != nil {
 					b.Fatal(err)

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/httpapi"
+	"github.com/vulnd/vulnd/index"
+)
+
+// Class is one endpoint class and the paths (with query) a benchmark or
+// load test cycles through.
+type Class struct {
+	Name  string
+	Paths []string
+}
+
+// Getter answers a GET of target (a path and query) by decoding the JSON
+// body of its 200 into v; any other status is an error.
+type Getter func(target string, v any) error
+
+// PickPaths picks perClass real paths of every endpoint class from a
+// snapshot of counts c, asking get: the same seed always gives the same
+// paths for the same snapshot. CVEs are drawn at random; vendors and
+// products are those the drawn CVEs name, so they are drawn as often as
+// they have CVEs, the way users ask for them: big vendors often, the long
+// tail too. Pages are drawn from the first 50 of each list.
+func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pages := func(total int) int { return max(1, (total+httpapi.DefaultPageSize-1)/httpapi.DefaultPageSize) }
+
+	var names []struct {
+		Name string `json:"name"`
+	}
+	var cves, vendors []string
+	for len(cves) < perClass {
+		if err := get("/cve?page="+strconv.Itoa(1+r.IntN(pages(c.CVEs))), &names); err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			cves = append(cves, n.Name)
+		}
+	}
+	type pair struct{ v, p string }
+	var products []pair
+	for _, name := range cves[:perClass/2] {
+		var cve struct {
+			CPEs []struct {
+				Vendor  string `json:"vendor"`
+				Product string `json:"product"`
+			} `json:"cpes"`
+		}
+		if err := get("/cve/"+name, &cve); err != nil {
+			return nil, err
+		}
+		for _, p := range cve.CPEs {
+			if index.IsName(p.Vendor) && index.IsName(p.Product) {
+				vendors = append(vendors, p.Vendor)
+				products = append(products, pair{p.Vendor, p.Product})
+			}
+		}
+	}
+	if len(products) == 0 {
+		return nil, fmt.Errorf("no CVE drawn names a product")
+	}
+	var cwes []string
+	if err := get("/cwe", &names); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		cwes = append(cwes, n.Name)
+	}
+	var reports []struct {
+		ID string `json:"id"`
+	}
+	if err := get("/reports", &reports); err != nil {
+		return nil, err
+	}
+	if len(reports) == 0 {
+		return nil, fmt.Errorf("the snapshot has no report: build it with -previous")
+	}
+	var alerts []struct {
+		ID json.Number `json:"id"`
+	}
+	if err := get("/reports/"+reports[0].ID+"/alerts", &alerts); err != nil {
+		return nil, err
+	}
+
+	pick := func(n int, f func(i int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	page := func(total int) string { return strconv.Itoa(1 + r.IntN(min(pages(total), 50))) }
+	return []Class{
+		{"one CVE", pick(perClass, func(i int) string { return "/cve/" + cves[i%len(cves)] })},
+		{"CVE page", pick(perClass, func(int) string { return "/cve?page=" + page(c.CVEs) })},
+		{"band page", pick(perClass, func(int) string {
+			return "/cve?cvss=" + []string{"low", "medium", "high"}[r.IntN(3)] + "&page=" + strconv.Itoa(1+r.IntN(50))
+		})},
+		{"vendor's CVE page", pick(perClass, func(i int) string { return "/vendors/" + url.PathEscape(vendors[i%len(vendors)]) + "/cve" })},
+		{"product's CVE page", pick(perClass, func(i int) string {
+			p := products[r.IntN(len(products))]
+			return "/vendors/" + url.PathEscape(p.v) + "/products/" + url.PathEscape(p.p) + "/cve"
+		})},
+		{"one vendor", pick(perClass, func(i int) string { return "/vendors/" + url.PathEscape(vendors[i%len(vendors)]) })},
+		{"one product", pick(perClass, func(i int) string {
+			p := products[r.IntN(len(products))]
+			return "/vendors/" + url.PathEscape(p.v) + "/products/" + url.PathEscape(p.p)
+		})},
+		{"one CWE", pick(perClass, func(i int) string { return "/cwe/" + cwes[i%len(cwes)] })},
+		{"CWE's CVE page", pick(perClass, func(i int) string { return "/cwe/" + cwes[i%len(cwes)] + "/cve?page=" + strconv.Itoa(1+r.IntN(5)) })},
+		{"vendor list", pick(perClass, func(int) string { return "/vendors?page=" + page(c.Vendors) })},
+		{"report", pick(perClass, func(int) string { return "/reports/" + reports[0].ID })},
+		{"alert's events", pick(perClass, func(i int) string {
+			return "/reports/" + reports[0].ID + "/alerts/" + alerts[r.IntN(len(alerts))].ID.String()
+		})},
+	}, nil
+}
