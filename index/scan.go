@@ -222,6 +222,23 @@ func (s *scanner) cvssScore() (float64, bool) {
 	}
 }
 
+// arrayNext moves to an array's next element: past its "[" the first time
+// (when *started is false), past a "," after that. more is false at the
+// closing "]"; ok is false on anything else.
+func (s *scanner) arrayNext(started *bool) (more, ok bool) {
+	if !*started {
+		*started = true
+		if !s.eat('[') {
+			return false, false
+		}
+		return !s.eat(']'), true
+	}
+	if s.eat(',') {
+		return true, true
+	}
+	return false, s.eat(']')
+}
+
 // cpeIter walks a "cpes" array, checking its syntax and yielding each
 // element's vendor, product and version (CPE escaping already removed by
 // the loader; JSON escapes removed here).
@@ -237,19 +254,10 @@ func (it *cpeIter) next() bool {
 		return false
 	}
 	s := &it.s
-	if !it.started {
-		it.started = true
-		if !s.eat('[') {
-			return it.fail()
-		}
-		if s.eat(']') {
-			return false
-		}
-	} else if !s.eat(',') {
-		if s.eat(']') {
-			return false
-		}
+	if more, ok := s.arrayNext(&it.started); !ok {
 		return it.fail()
+	} else if !more {
+		return false
 	}
 	it.vendor, it.product, it.version = nil, nil, nil
 	if !s.eat('{') {
@@ -309,19 +317,10 @@ func (it *stringIter) next() bool {
 		return false
 	}
 	s := &it.s
-	if !it.started {
-		it.started = true
-		if !s.eat('[') {
-			return it.fail()
-		}
-		if s.eat(']') {
-			return false
-		}
-	} else if !s.eat(',') {
-		if s.eat(']') {
-			return false
-		}
+	if more, ok := s.arrayNext(&it.started); !ok {
 		return it.fail()
+	} else if !more {
+		return false
 	}
 	v, ok := s.text()
 	if !ok {
