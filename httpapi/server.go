@@ -41,7 +41,7 @@ type Server struct {
 	pageSize int
 	log      *slog.Logger
 	router   *httprouter.Router
-	etag     atomic.Pointer[etagValue]
+	etag     atomic.Pointer[[]string]
 }
 
 // New returns a Server that reads the live index from current once per
@@ -232,20 +232,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 
 // etagHeader returns the ETag header value of ix. net/http never changes a
 // header's value slice, so one slice per snapshot is shared by all its
-// responses; it is made when the first request sees a new snapshot.
+// responses; it is made when the first request sees a new snapshot. The
+// cache is keyed by the tag, not the index, so it never keeps a replaced
+// snapshot in memory.
 func (s *Server) etagHeader(ix *index.Index) []string {
-	if e := s.etag.Load(); e != nil && e.ix == ix {
-		return e.hdr
+	tag := ix.ETag()
+	if hdr := s.etag.Load(); hdr != nil && (*hdr)[0] == tag {
+		return *hdr
 	}
-	e := &etagValue{ix: ix, hdr: []string{ix.ETag()}}
-	s.etag.Store(e)
-	return e.hdr
-}
-
-// etagValue is a snapshot and its ETag header value.
-type etagValue struct {
-	ix  *index.Index
-	hdr []string
+	hdr := []string{tag}
+	s.etag.Store(&hdr)
+	return hdr
 }
 
 // contentLengths holds the Content-Length header value of every length

@@ -6,10 +6,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"weak"
 
 	"github.com/goccy/go-json"
 
@@ -346,4 +349,26 @@ func TestPageHeaders(t *testing.T) {
 		}
 		n += len(items)
 	}
+}
+
+// TestReplacedIndexIsFreed: once the source returns a new index, the
+// server must hold nothing of the old one, even before any request sees
+// the new one, or a replica keeps two snapshots in memory after a reload.
+func TestReplacedIndexIsFreed(t *testing.T) {
+	var cur atomic.Pointer[index.Index]
+	old := handData(t)
+	cur.Store(old)
+	s := New(cur.Load, Options{})
+	req := httptest.NewRequest(http.MethodGet, "/cve/CVE-2023-0001", nil)
+	s.ServeHTTP(httptest.NewRecorder(), req)
+	gone := weak.Make(old)
+	old = nil
+	cur.Store(handData(t))
+	for range 3 {
+		runtime.GC()
+	}
+	if gone.Value() != nil {
+		t.Fatal("the replaced index is still reachable from the server")
+	}
+	runtime.KeepAlive(s)
 }
