@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench fuzz demo sample refresh clean
+.PHONY: build run test vet bench bench-load soak fuzz demo sample refresh clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -24,6 +24,17 @@ vet:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# Side-by-side load test at full NVD scale: vulnd, nginx serving the same
+# bytes, and a minimal Go server (see bench/README.md). Installs wrk and
+# nginx with apt when missing. Takes about 25 minutes.
+bench-load: build
+	bash bench/load.sh
+
+# Reload storm: wrk running while 100 SIGHUPs alternate two snapshots and a
+# few corrupt ones (see bench/README.md). Installs wrk with apt when missing.
+soak: build
+	bash bench/soak.sh
 
 # Runs every fuzz target for FUZZTIME each.
 fuzz:
