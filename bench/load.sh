@@ -247,7 +247,7 @@ if ((LOAD_RELOADS > 0)); then
 	peak=$(cat "$WORK/peak" 2>/dev/null || echo 0)
 	after=$(rss_kb "$VPID")
 	ratio=$(echo "scale=2; $peak / $steady" | bc)
-	RELOAD_TEXT="$LOAD_RELOADS SIGHUPs in ${reload_seconds}s under wrk ($LOAD_CONNS connections, all classes' paths): $(field requests "$line") requests at $(field rps "$line") req/s, non-2xx $(field non2xx "$line"), socket errors $(field errors "$line"); RSS steady $((steady / 1024)) MB, peak $((peak / 1024)) MB (${ratio}x), after $((after / 1024)) MB"
+	RELOAD_TEXT="$LOAD_RELOADS SIGHUPs in ${reload_seconds}s under wrk ($LOAD_CONNS connections, all classes' paths): $(field requests "$line") requests at $(field rps "$line") req/s, non-2xx $(field non2xx "$line"), socket errors $(field errors "$line") (of which timeouts over wrk's 2 s: $(field timeouts "$line")); RSS steady $((steady / 1024)) MB, peak $((peak / 1024)) MB (${ratio}x), after $((after / 1024)) MB"
 	say "$RELOAD_TEXT"
 fi
 
@@ -258,7 +258,7 @@ fi
 	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start."
 	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians."
-	echo "Command: \`LOAD_CVES=$LOAD_CVES LOAD_DURATION=$LOAD_DURATION LOAD_ROUNDS=$LOAD_ROUNDS make bench-load\`"
+	echo "Command: \`${LOAD_SNAPSHOT:+LOAD_SNAPSHOT=$LOAD_SNAPSHOT }LOAD_CVES=$LOAD_CVES LOAD_DURATION=$LOAD_DURATION LOAD_ROUNDS=$LOAD_ROUNDS make bench-load\`"
 	echo
 	echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors |"
 	echo "|---|---:|---:|---:|---:|---:|---|---|---:|"
