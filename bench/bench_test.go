@@ -1,16 +1,8 @@
-// Package bench holds the full-scale benchmarks: every endpoint class
-// served through httpapi, the snapshot load and the index build, on one
-// snapshot per run. See README.md for how to run them and RESULTS.md for
-// figures.
-//
-// The snapshot is VULND_BENCH_SNAPSHOT if set; otherwise one is generated
-// with bench/synth (VULND_BENCH_CVES CVEs, default 400,000, a first day
-// and a next day built with -previous so reports exist) in a temporary
-// directory, once per process, the first time a benchmark needs it.
-// Plain go test runs no benchmark and so generates nothing.
 package bench
 
 import (
+	"bytes"
+	stdjson "encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -44,7 +36,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// snapshot returns the benchmark snapshot's directory and loaded index.
+// snapshot returns the benchmark snapshot's directory and loaded index,
+// generating the snapshot on first use unless VULND_BENCH_SNAPSHOT names
+// one.
 func snapshot(b *testing.B) (string, *index.Index) {
 	b.Helper()
 	snapOnce.Do(func() {
@@ -64,7 +58,7 @@ func snapshot(b *testing.B) (string, *index.Index) {
 }
 
 // generate writes synthetic feeds for two days and builds the second
-// day's snapshot with the first as -previous.
+// day's snapshot with the first as -previous, so it holds a report.
 func generate() (string, error) {
 	n := 400000
 	if s := os.Getenv("VULND_BENCH_CVES"); s != "" {
@@ -125,11 +119,13 @@ func moduleRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Dir(string(out[:len(out)-1])), nil
+	return filepath.Dir(string(bytes.TrimSpace(out))), nil
 }
 
 // writer is a minimal http.ResponseWriter that keeps only the status and
 // the number of bytes, so a benchmark measures vulnd and not a recorder.
+// It copies nothing: a body the index holds whole costs no more than a
+// small one, so MB/s is the rate bodies are produced, not copied.
 type writer struct {
 	hdr    http.Header
 	status int
@@ -140,20 +136,7 @@ func (w *writer) Header() http.Header         { return w.hdr }
 func (w *writer) WriteHeader(status int)      { w.status = status }
 func (w *writer) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
-// get answers target from s and decodes the JSON body into v.
-func get(s http.Handler, target string, v any) error {
-	rec := &recorder{hdr: http.Header{}}
-	req, err := http.NewRequest(http.MethodGet, "http://bench"+target, nil)
-	if err != nil {
-		return err
-	}
-	s.ServeHTTP(rec, req)
-	if rec.status != http.StatusOK {
-		return fmt.Errorf("GET %s: status %d: %s", target, rec.status, rec.body)
-	}
-	return json.Unmarshal(rec.body, v)
-}
-
+// recorder keeps the whole response, for the checks made before timing.
 type recorder struct {
 	hdr    http.Header
 	status int
@@ -164,6 +147,27 @@ func (r *recorder) Header() http.Header         { return r.hdr }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(p []byte) (int, error) { r.body = append(r.body, p...); return len(p), nil }
 
+// check answers target from s and fails unless the answer is a 200 with
+// a JSON Content-Type and a valid JSON body, which it returns.
+func check(s http.Handler, target string) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://bench"+target, nil)
+	if err != nil {
+		return nil, err
+	}
+	rec := &recorder{hdr: http.Header{}}
+	s.ServeHTTP(rec, req)
+	if rec.status != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: status %d: %.200s", target, rec.status, rec.body)
+	}
+	if ct := rec.hdr.Get("Content-Type"); ct != "application/json" {
+		return nil, fmt.Errorf("GET %s: Content-Type %q", target, ct)
+	}
+	if !stdjson.Valid(rec.body) {
+		return nil, fmt.Errorf("GET %s: body is not JSON: %.200s", target, rec.body)
+	}
+	return rec.body, nil
+}
+
 var (
 	classOnce sync.Once
 	classes   []Class
@@ -171,16 +175,31 @@ var (
 )
 
 // endpointClasses picks the paths of every class from the snapshot once
-// per run, through s.
+// per run, through s: the same paths bench/load.sh uses.
 func endpointClasses(s http.Handler, ix *index.Index) ([]Class, error) {
 	classOnce.Do(func() {
-		classes, classErr = PickPaths(func(target string, v any) error { return get(s, target, v) }, ix.Counts(), 2000)
+		if ix.Counts().Reports == 0 {
+			classErr = fmt.Errorf("the snapshot has no report, so the report and alert classes have no path: " +
+				"set VULND_BENCH_SNAPSHOT to a snapshot built with -previous, or unset it to generate one")
+			return
+		}
+		get := func(target string, v any) error {
+			body, err := check(s, target)
+			if err != nil {
+				return err
+			}
+			return json.Unmarshal(body, v)
+		}
+		classes, classErr = PickPaths(get, ix.Counts(), 2000)
 	})
 	return classes, classErr
 }
 
 // BenchmarkEndpoint serves every class's paths in turn through
-// httpapi.Server.ServeHTTP, as net/http would call it.
+// httpapi.Server.ServeHTTP, as net/http would call it, with a writer that
+// keeps nothing. Before timing, every distinct path must answer 200 with
+// a JSON body, so a broken path fails the benchmark instead of timing a
+// 404. The bytes per op are the mean body size of the class's paths.
 func BenchmarkEndpoint(b *testing.B) {
 	_, ix := snapshot(b)
 	s := httpapi.New(func() *index.Index { return ix }, httpapi.Options{})
@@ -191,26 +210,34 @@ func BenchmarkEndpoint(b *testing.B) {
 	for _, c := range cs {
 		b.Run(c.Name, func(b *testing.B) {
 			reqs := make([]*http.Request, len(c.Paths))
-			var bytes int
+			size := make(map[string]int, len(c.Paths))
+			var total, empty int
 			for i, p := range c.Paths {
 				req, err := http.NewRequest(http.MethodGet, "http://bench"+p, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
 				reqs[i] = req
-				w := &writer{hdr: http.Header{}}
-				s.ServeHTTP(w, req)
-				// Every path must be a real answer, or the benchmark
-				// would measure 404s.
-				if w.status != http.StatusOK || w.n < 2 {
-					b.Fatalf("GET %s: status %d, %d bytes", p, w.status, w.n)
+				n, ok := size[p]
+				if !ok {
+					body, err := check(s, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n = len(body)
+					size[p] = n
 				}
-				bytes += w.n
+				if n == len("[]") {
+					empty++
+				}
+				total += n
 			}
-			b.SetBytes(int64(bytes / len(reqs)))
+			if empty > 0 {
+				b.Logf("%d of %d paths are pages past the end ([])", empty, len(reqs))
+			}
+			b.SetBytes(int64(total / len(reqs)))
 			w := &writer{hdr: http.Header{}}
 			b.ReportAllocs()
-			b.ResetTimer()
 			i := 0
 			for b.Loop() {
 				clear(w.hdr)
@@ -219,14 +246,27 @@ func BenchmarkEndpoint(b *testing.B) {
 					i = 0
 				}
 			}
+			if w.status != http.StatusOK {
+				b.Fatalf("GET %s: status %d while timing", reqs[(i+len(reqs)-1)%len(reqs)].URL.RequestURI(), w.status)
+			}
 		})
 	}
 }
 
-// BenchmarkLoad is what serve and every SIGHUP do: read, check and index
-// the snapshot.
+// BenchmarkLoad is what serve and every SIGHUP do: read, check, decode
+// and index the snapshot. The bytes per op are the decoded size of the
+// files serving reads (CVEs, CWEs, reports).
 func BenchmarkLoad(b *testing.B) {
 	dir, _ := snapshot(b)
+	_, m, err := loader.Load(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, key := range []string{"cves", "cwes", "reports"} {
+		n += m.Files[key].Bytes
+	}
+	b.SetBytes(n)
 	b.ReportAllocs()
 	for b.Loop() {
 		ix, _, err := loader.Load(dir)
@@ -237,20 +277,53 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkBuildIndex is the index build alone, from records already
-// decoded: what the build command does after reading the feeds.
+// BenchmarkBuildIndex is the index build alone, with nothing read from
+// disk. Records is index.Build from decoded records, as vulnd build does
+// after reading the feeds (each CVE encoded and scanned, then indexed);
+// Entries is index.BuildEntries from CVE bodies already scanned, the step
+// loader.Load ends with. The bytes per op are the CVE bodies' size.
 func BenchmarkBuildIndex(b *testing.B) {
 	dir, _ := snapshot(b)
 	snap, err := loader.Read(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		ix, err := index.Build(snap.Data, index.Meta{})
-		if err != nil {
+	d := snap.Data
+	entries := make([]index.CVEEntry, len(d.CVEs))
+	var n int64
+	for i := range d.CVEs {
+		body := index.EncodeCVE(&d.CVEs[i])
+		n += int64(len(body))
+		if entries[i], err = index.ScanCVE(body); err != nil {
 			b.Fatal(err)
 		}
-		runtime.KeepAlive(ix)
 	}
+	b.Run("Records", func(b *testing.B) {
+		b.SetBytes(n)
+		b.ReportAllocs()
+		for b.Loop() {
+			ix, err := index.Build(d, index.Meta{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.KeepAlive(ix)
+		}
+	})
+	b.Run("Entries", func(b *testing.B) {
+		// BuildEntries may reorder its slice, so each run gets a fresh
+		// copy in the stored order.
+		in := make([]index.CVEEntry, len(entries))
+		b.SetBytes(n)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			copy(in, entries)
+			b.StartTimer()
+			ix, err := index.BuildEntries(d.CWEs, in, d.Reports, index.Meta{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.KeepAlive(ix)
+		}
+	})
 }
