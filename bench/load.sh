@@ -11,15 +11,20 @@
 # bench/ceiling (Go's own ceiling), then run wrk against each, pinned: the
 # servers on LOAD_SERVER_CPU, wrk on LOAD_CLIENT_CPU. LOAD_ROUNDS rounds
 # alternate the order; the table shows medians. Last, wrk runs on vulnd
-# while LOAD_RELOADS SIGHUPs land, and RSS is sampled.
+# while LOAD_RELOADS SIGHUPs land, each awaited in vulnd's log, and RSS is
+# sampled.
 #
 # Everything listens on 127.0.0.1 and everything started is stopped on
 # exit, Ctrl-C included. Installs wrk and nginx with apt when missing.
 #
 # Settings (environment, defaults in brackets):
-#   LOAD_CVES [400000]      CVEs to generate
-#   LOAD_SNAPSHOT []        use this snapshot (it must hold a report) instead
-#                           of generating and building one
+#   LOAD_CVES [400000]      CVEs to generate (bench/synth -cves, -seed 1)
+#   LOAD_FEEDS []           first day's feeds already generated with
+#                           bench/synth -cves LOAD_CVES -seed 1: used instead
+#                           of generating them
+#   LOAD_SNAPSHOT []        a snapshot to use: served as is if it holds a
+#                           report, otherwise the -previous of a next-day
+#                           build (so built from LOAD_CVES, seed 1)
 #   LOAD_DURATION [10]      seconds per wrk run (after LOAD_WARMUP seconds)
 #   LOAD_WARMUP [2]
 #   LOAD_ROUNDS [2]
@@ -27,13 +32,22 @@
 #   LOAD_PER_CLASS [3000]   paths per class
 #   LOAD_CLASSES []         only the classes whose names match this regexp
 #   LOAD_RELOADS [20]       SIGHUPs in the reload-under-load test (0: skip)
+#   LOAD_RELOAD_CLASSES []  classes (regexp) whose paths wrk asks during
+#                           the reloads: all when empty
 #   LOAD_SERVER_CPU [0]  LOAD_CLIENT_CPU [1]
+#   LOAD_PORT [18480]       vulnd's port; nginx and the Go ceiling use the
+#                           next two
 #   LOAD_REPORT [/tmp/vulnd-load-<time>.md]
 #   LOAD_KEEP [0]           1 keeps the work directory
+#   LOAD_CEILING_BARE [0]   1: the Go ceiling sends only Content-Type and
+#                           Content-Length, not vulnd's other headers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+START=$(date +%s)
+LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 LOAD_CVES=${LOAD_CVES:-400000}
+LOAD_FEEDS=${LOAD_FEEDS:-}
 LOAD_SNAPSHOT=${LOAD_SNAPSHOT:-}
 LOAD_DURATION=${LOAD_DURATION:-10}
 LOAD_WARMUP=${LOAD_WARMUP:-2}
@@ -42,20 +56,34 @@ LOAD_CONNS=${LOAD_CONNS:-32}
 LOAD_PER_CLASS=${LOAD_PER_CLASS:-3000}
 LOAD_CLASSES=${LOAD_CLASSES:-}
 LOAD_RELOADS=${LOAD_RELOADS:-20}
+LOAD_RELOAD_CLASSES=${LOAD_RELOAD_CLASSES:-}
 LOAD_SERVER_CPU=${LOAD_SERVER_CPU:-0}
 LOAD_CLIENT_CPU=${LOAD_CLIENT_CPU:-1}
+LOAD_PORT=${LOAD_PORT:-18480}
 LOAD_REPORT=${LOAD_REPORT:-/tmp/vulnd-load-$(date -u +%Y%m%dT%H%M%SZ).md}
 LOAD_KEEP=${LOAD_KEEP:-0}
+LOAD_CEILING_BARE=${LOAD_CEILING_BARE:-0}
 BIN=${BIN:-bin/vulnd}
-PORT_VULND=18480 PORT_NGINX=18481 PORT_GO=18482
 
 say() { printf 'bench-load: %s\n' "$*" >&2; }
-die() { say "FAIL: $*"; exit 1; }
+die() {
+	say "FAIL: $*"
+	exit 1
+}
 
-for v in LOAD_CVES LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_RELOADS LOAD_SERVER_CPU LOAD_CLIENT_CPU; do
+for v in LOAD_CVES LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_RELOADS LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_PORT; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
-((LOAD_ROUNDS >= 1 && LOAD_DURATION >= 1)) || die "LOAD_ROUNDS and LOAD_DURATION must be at least 1"
+((LOAD_ROUNDS >= 1 && LOAD_DURATION >= 1 && LOAD_CVES >= 1 && LOAD_PER_CLASS >= 1)) ||
+	die "LOAD_ROUNDS, LOAD_DURATION, LOAD_CVES and LOAD_PER_CLASS must be at least 1"
+[[ -z $LOAD_FEEDS || -f $LOAD_FEEDS/cwec_synth.xml ]] || die "LOAD_FEEDS=$LOAD_FEEDS holds no cwec_synth.xml (bench/synth's output)"
+[[ -z $LOAD_SNAPSHOT || -f $LOAD_SNAPSHOT/manifest.json ]] || die "LOAD_SNAPSHOT=$LOAD_SNAPSHOT holds no manifest.json"
+PORT_VULND=$LOAD_PORT PORT_NGINX=$((LOAD_PORT + 1)) PORT_GO=$((LOAD_PORT + 2))
+for port in $PORT_VULND $PORT_NGINX $PORT_GO; do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		die "127.0.0.1:$port is in use; pick other ports with LOAD_PORT"
+	fi
+done
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -70,42 +98,86 @@ fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [[ -x $BIN ]] || make build
 
+# Every long step runs in the background and is waited for, so that a
+# signal is acted on at once; cleanup stops whatever is still running.
+# Each runs in a session of its own (setsid), so Ctrl-C reaches only this
+# script: a child catching SIGINT itself (wrk, nginx, vulnd) would make
+# bash carry on.
 WORK=$(mktemp -d /tmp/vulnd-load.XXXXXX)
 PIDS=()
 cleanup() {
 	local code=$?
+	trap - INT TERM
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	[[ -f $WORK/nginx.pid ]] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+	if [[ -f $WORK/nginx.pid ]]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
 	wait 2>/dev/null || true
 	if [[ $LOAD_KEEP == 1 ]]; then say "work directory kept: $WORK"; else rm -rf "$WORK"; fi
-	exit $code
+	exit "$code"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
+run() { # command... (in the background, waited for)
+	setsid "$@" &
+	local p=$!
+	PIDS+=("$p")
+	wait "$p"
+}
 
-classes_n=12
-est=$(((LOAD_WARMUP + LOAD_DURATION + 1) * 3 * classes_n * LOAD_ROUNDS / 60))
-say "work directory $WORK; the wrk runs alone take about $est minutes"
+# The expected duration, from the class names in bench/paths.go.
+all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE page" "one vendor"
+	"one product" "one CWE" "CWE's CVE page" "vendor list" "report" "alert's events")
+classes_n=0
+for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done
+((classes_n > 0)) || die "LOAD_CLASSES='$LOAD_CLASSES' matches no class (${all_classes[*]})"
+wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * 3 * classes_n * LOAD_ROUNDS))
+# Measured on 2 shared cores at 400k CVEs: about 3 minutes to generate and
+# build both days, 10 s to load, 25 s per reload under load.
+data_s=$((LOAD_CVES * 200 / 400000))
+[[ -n $LOAD_SNAPSHOT ]] && data_s=$((data_s / 2))
+[[ -n $LOAD_SNAPSHOT ]] && grep -Eq '"reports": *[1-9]' "$LOAD_SNAPSHOT/manifest.json" && data_s=0
+reload_s=$((LOAD_RELOADS * (LOAD_CVES * 25 / 400000 + 1) + (LOAD_RELOADS ? 10 : 0)))
+total_s=$((data_s + LOAD_CVES * 30 / 400000 + 20 + wrk_s + reload_s))
+say "work directory $WORK"
+say "expected duration: about $(((total_s + 59) / 60)) minutes ($((data_s / 60)) to make the data, $((wrk_s / 60)) of wrk runs ($classes_n classes), $((reload_s / 60)) of reloads); ends about $(date -d "@$((START + total_s))" +%H:%M)"
 
 # 1. Data.
 SNAP=$LOAD_SNAPSHOT
-if [[ -z $SNAP ]]; then
-	say "generating $LOAD_CVES CVEs, two days"
-	go run ./bench/synth -o "$WORK/day" -cves "$LOAD_CVES" -seed 1 >&2
-	go run ./bench/synth -o "$WORK/next" -cves "$LOAD_CVES" -seed 1 -next -change-rate 0.02 >&2
-	t0=$(date +%s.%N)
-	"$BIN" build -cwe "$WORK/day/cwec_synth.xml" -o "$WORK/s1" -time 2026-11-22T06:00:00Z "$WORK"/day/nvdcve-2.0-*.json.gz >&2
-	t1=$(date +%s.%N)
-	"$BIN" build -cwe "$WORK/next/cwec_synth.xml" -o "$WORK/s2" -previous "$WORK/s1" -time 2026-11-23T06:00:00Z "$WORK"/next/nvdcve-2.0-*.json.gz >&2
-	BUILD_SECONDS=$(printf "%.1f" "$(echo "$t1 - $t0" | bc)")
-	rm -rf "$WORK/day" "$WORK/next"
+SNAP_DESC=${LOAD_SNAPSHOT:+ ($LOAD_SNAPSHOT)}
+if [[ -z $SNAP ]] || ! grep -Eq '"reports": *[1-9]' "$SNAP/manifest.json"; then
+	go build -o "$WORK/synth" ./bench/synth
+	PREV=$SNAP
+	if [[ -z $PREV ]]; then
+		FEEDS=$LOAD_FEEDS
+		if [[ -z $FEEDS ]]; then
+			say "generating the first day: $LOAD_CVES CVEs"
+			FEEDS=$WORK/day
+			run "$WORK/synth" -o "$FEEDS" -cves "$LOAD_CVES" -seed 1 >&2
+		fi
+		say "building the first day's snapshot from $FEEDS"
+		t0=$(date +%s.%N)
+		run "$BIN" build -cwe "$FEEDS/cwec_synth.xml" -o "$WORK/s1" -time 2026-11-22T06:00:00Z "$FEEDS"/nvdcve-2.0-*.json.gz >&2
+		BUILD_SECONDS=$(printf "%.1f" "$(echo "$(date +%s.%N) - $t0" | bc)")
+		rm -rf "$WORK/day"
+		PREV=$WORK/s1
+		NEXT_TIME=(-time 2026-11-23T06:00:00Z)
+	else
+		say "$PREV holds no report: building the next day with -previous $PREV"
+		NEXT_TIME=()
+	fi
+	say "generating the next day (2% changed)"
+	run "$WORK/synth" -o "$WORK/next" -cves "$LOAD_CVES" -seed 1 -next -change-rate 0.02 >&2
+	run "$BIN" build -cwe "$WORK/next/cwec_synth.xml" -o "$WORK/s2" -previous "$PREV" "${NEXT_TIME[@]}" "$WORK"/next/nvdcve-2.0-*.json.gz >&2
+	rm -rf "$WORK/next" "$WORK/s1"
 	SNAP=$WORK/s2
+	[[ -n $LOAD_SNAPSHOT ]] && SNAP_DESC=" (the next day, built with -previous $LOAD_SNAPSHOT)"
 fi
 
 # 2. vulnd.
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 t0=$(date +%s.%N)
-taskset -c "$LOAD_SERVER_CPU" "$BIN" serve -snapshot "$SNAP" -addr 127.0.0.1:$PORT_VULND 2>"$WORK/vulnd.log" &
+setsid taskset -c "$LOAD_SERVER_CPU" "$BIN" serve -snapshot "$SNAP" -addr "127.0.0.1:$PORT_VULND" 2>"$WORK/vulnd.log" &
 VPID=$!
 PIDS+=("$VPID")
 for _ in $(seq 1200); do
@@ -113,6 +185,7 @@ for _ in $(seq 1200); do
 	kill -0 "$VPID" 2>/dev/null || die "vulnd exited: $(tail -3 "$WORK/vulnd.log")"
 	sleep 0.1
 done
+curl -sf -o /dev/null "http://127.0.0.1:$PORT_VULND/cwe" || die "vulnd does not answer after 120 s"
 LOAD_SECONDS=$(printf "%.2f" "$(echo "$(date +%s.%N) - $t0" | bc)")
 say "vulnd answers after ${LOAD_SECONDS}s, RSS $(($(rss_kb "$VPID") / 1024)) MB"
 
@@ -120,8 +193,8 @@ say "vulnd answers after ${LOAD_SECONDS}s, RSS $(($(rss_kb "$VPID") / 1024)) MB"
 go build -o "$WORK/loaddump" ./bench/loaddump
 go build -o "$WORK/ceiling" ./bench/ceiling
 DUMP=$WORK/dump
-"$WORK/loaddump" -addr 127.0.0.1:$PORT_VULND -o "$DUMP" -per-class "$LOAD_PER_CLASS"
-say "saved $(wc -l <"$DUMP/map.tsv") responses ($(du -sh "$DUMP/files" | cut -f1))"
+run "$WORK/loaddump" -addr "127.0.0.1:$PORT_VULND" -o "$DUMP" -per-class "$LOAD_PER_CLASS"
+say "saved $(wc -l <"$DUMP/map.tsv") distinct responses ($(du -sh "$DUMP/files" | cut -f1))"
 
 # nginx's worker runs as an unprivileged user: it must be able to read.
 chmod 755 "$WORK"
@@ -150,40 +223,71 @@ http {
     scgi_temp_path $WORK/nginx-tmp/scgi;
     map_hash_max_size 262144;
     map_hash_bucket_size 256;
+    # The request as sent (path and query) -> the file holding vulnd's
+    # answer, and the headers vulnd sent with it (nginx omits empty ones).
     include $DUMP/nginx-map.conf;
+    server_tokens off;
+    etag off;
     server {
         listen 127.0.0.1:$PORT_NGINX;
         root $DUMP;
-        location / { try_files \$dumpfile =404; }
+        location / {
+            try_files \$dumpfile =404;
+            add_header Vary Accept;
+            add_header ETag \$dumpetag;
+            add_header Link \$dumplink;
+            add_header X-Total-Count \$dumptotal;
+        }
     }
 }
 EOF
-taskset -c "$LOAD_SERVER_CPU" "$NGINX" -p "$WORK" -c "$WORK/nginx.conf" 2>>"$WORK/nginx-error.log" &
-PIDS+=($!)
-taskset -c "$LOAD_SERVER_CPU" "$WORK/ceiling" -dir "$DUMP" -addr 127.0.0.1:$PORT_GO 2>"$WORK/ceiling.log" &
-PIDS+=($!)
-for port in $PORT_NGINX $PORT_GO; do
-	for _ in $(seq 300); do
+# -e: nginx opens its error log before reading the config; keep it ours.
+setsid taskset -c "$LOAD_SERVER_CPU" "$NGINX" -p "$WORK/" -e "$WORK/nginx-error.log" -c "$WORK/nginx.conf" 2>"$WORK/nginx.stderr" &
+NPID=$!
+PIDS+=("$NPID")
+ceiling_flags=()
+[[ $LOAD_CEILING_BARE == 1 ]] && ceiling_flags=(-bare)
+setsid taskset -c "$LOAD_SERVER_CPU" "$WORK/ceiling" "${ceiling_flags[@]}" -dir "$DUMP" -addr "127.0.0.1:$PORT_GO" 2>"$WORK/ceiling.log" &
+GPID=$!
+PIDS+=("$GPID")
+for sp in "nginx:$PORT_NGINX:$NPID:nginx.stderr" "Go ceiling:$PORT_GO:$GPID:ceiling.log"; do
+	IFS=: read -r name port pid log <<<"$sp"
+	for _ in $(seq 600); do
 		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+		kill -0 "$pid" 2>/dev/null || die "$name exited: $(tail -3 "$WORK/$log")"
 		sleep 0.1
 	done
+	curl -s -o /dev/null "http://127.0.0.1:$port/" || die "$name does not answer on $port"
 done
 
-# The three must answer the same bytes: check the first paths of each class.
+# The three must answer the same bytes, with vulnd's headers (but Date, and
+# nginx's own Server, Last-Modified, Accept-Ranges and Connection): check
+# the first paths of each class.
+headers() { # port path
+	curl -s -D - -o /dev/null "http://127.0.0.1:$1$2" | tr -d '\r' | sed 's/^[^:]*/\L&/' |
+		grep -Ev '^(date|server|last-modified|accept-ranges|connection):|^$' | sort
+}
 while IFS=$'\t' read -r name file; do
 	for p in $(head -3 "$DUMP/$file"); do
 		a=$(curl -s "http://127.0.0.1:$PORT_VULND$p" | sha256sum)
 		b=$(curl -s "http://127.0.0.1:$PORT_NGINX$p" | sha256sum)
 		c=$(curl -s "http://127.0.0.1:$PORT_GO$p" | sha256sum)
-		[[ $a == "$b" && $a == "$c" ]] || die "$name: $p differs between the servers"
+		[[ $a == "$b" && $a == "$c" ]] || die "$name: $p: the bodies differ between the servers"
+		h=$(headers "$PORT_VULND" "$p")
+		[[ $h == "$(headers "$PORT_NGINX" "$p")" ]] || die "$name: $p: nginx's headers differ from vulnd's: $(diff <(echo "$h") <(headers "$PORT_NGINX" "$p"))"
+		[[ $LOAD_CEILING_BARE == 1 || $h == "$(headers "$PORT_GO" "$p")" ]] ||
+			die "$name: $p: the Go ceiling's headers differ from vulnd's: $(diff <(echo "$h") <(headers "$PORT_GO" "$p"))"
 	done
 done <"$DUMP/classes.txt"
 
 # 4. wrk, class by class, the servers alternating.
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
-run_wrk() { # port pathfile seconds -> RESULT line
-	taskset -c "$LOAD_CLIENT_CPU" wrk -t1 -c"$LOAD_CONNS" -d"$3"s -s bench/load.lua "http://127.0.0.1:$1" -- "$2" | grep '^RESULT'
+# run_wrk port pathfile seconds: sets line to wrk's RESULT line. (Not in a
+# $(...): the script would act on a signal only after the run.)
+run_wrk() {
+	run taskset -c "$LOAD_CLIENT_CPU" wrk -t1 -c"$LOAD_CONNS" -d"$3"s -s bench/load.lua "http://127.0.0.1:$1" -- "$2" >"$WORK/wrk.out"
+	line=$(grep '^RESULT' "$WORK/wrk.out") || die "wrk printed no result: $(cat "$WORK/wrk.out")"
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
 for round in $(seq "$LOAD_ROUNDS"); do
@@ -193,8 +297,8 @@ for round in $(seq "$LOAD_ROUNDS"); do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
 		for sp in $servers; do
 			server=${sp%%:*} port=${sp##*:}
-			run_wrk "$port" "$DUMP/$file" "$LOAD_WARMUP" >/dev/null
-			line=$(run_wrk "$port" "$DUMP/$file" "$LOAD_DURATION")
+			((LOAD_WARMUP > 0)) && run_wrk "$port" "$DUMP/$file" "$LOAD_WARMUP"
+			run_wrk "$port" "$DUMP/$file" "$LOAD_DURATION"
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$server" "$round" \
 				"$(field rps "$line")" "$(field p50_us "$line")" "$(field p99_us "$line")" \
 				"$(field non2xx "$line")" "$(field errors "$line")" >>"$RESULTS"
@@ -204,16 +308,32 @@ for round in $(seq "$LOAD_ROUNDS"); do
 done
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-stat() { # class server column
+med() { # class server column
 	awk -F'\t' -v c="$1" -v s="$2" -v k="$3" '$1 == c && $2 == s {print $k}' "$RESULTS" | median
 }
+# spread: the largest max/min of req/s over the rounds, of the three servers.
+spread() {
+	awk -F'\t' -v c="$1" '$1 == c {
+		if (!($2 in lo) || $4 < lo[$2]) lo[$2] = $4
+		if ($4 > hi[$2]) hi[$2] = $4
+	} END {
+		m = 1
+		for (s in lo) if (lo[s] > 0 && hi[s] / lo[s] > m) m = hi[s] / lo[s]
+		printf "%.2f", m
+	}' "$RESULTS"
+}
+ratio() { if [[ $2 == 0 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
 
 # 5. Reload under load.
 RELOAD_TEXT="(skipped: LOAD_RELOADS=0)"
 if ((LOAD_RELOADS > 0)); then
-	cat "$DUMP"/*.paths >"$WORK/all.paths"
-	run_wrk $PORT_VULND "$WORK/all.paths" 3 >/dev/null # warm
-	steady=$(rss_kb "$VPID")
+	: >"$WORK/reload.paths"
+	while IFS=$'\t' read -r name file; do
+		[[ -n $LOAD_RELOAD_CLASSES && ! $name =~ $LOAD_RELOAD_CLASSES ]] && continue
+		cat "$DUMP/$file" >>"$WORK/reload.paths"
+	done <"$DUMP/classes.txt"
+	[[ -s $WORK/reload.paths ]] || die "LOAD_RELOAD_CLASSES='$LOAD_RELOAD_CLASSES' matches no class"
+	run_wrk "$PORT_VULND" "$WORK/reload.paths" 3 # warm
 	(
 		peak=0
 		while kill -0 "$VPID" 2>/dev/null; do
@@ -223,54 +343,84 @@ if ((LOAD_RELOADS > 0)); then
 		done
 	) &
 	PIDS+=($!)
-	taskset -c "$LOAD_CLIENT_CPU" wrk -t1 -c"$LOAD_CONNS" -d3600s -s bench/load.lua "http://127.0.0.1:$PORT_VULND" -- "$WORK/all.paths" >"$WORK/reload-wrk.txt" &
+	setsid taskset -c "$LOAD_CLIENT_CPU" wrk -t1 -c"$LOAD_CONNS" -d3600s -s bench/load.lua "http://127.0.0.1:$PORT_VULND" -- "$WORK/reload.paths" >"$WORK/reload-wrk.txt" &
 	WPID=$!
 	PIDS+=("$WPID")
 	sleep 2
+	# Steady: under the same load, before the first reload. Writing 5 to
+	# clear_refs resets VmHWM, so VmHWM at the end is the true peak of
+	# the reloads, not of the first load.
+	steady=$(rss_kb "$VPID")
+	rm -f "$WORK/peak"
+	hwm_reset=0
+	echo 5 2>/dev/null >"/proc/$VPID/clear_refs" && hwm_reset=1
 	t0=$(date +%s)
+	loaded=$(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true)
+	failed=$(grep -c 'reload failed' "$WORK/vulnd.log" || true)
 	for i in $(seq "$LOAD_RELOADS"); do
-		before=$(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true)
 		kill -HUP "$VPID"
-		for _ in $(seq 1200); do
-			(($(grep -c 'snapshot loaded\|reload failed' "$WORK/vulnd.log" || true) > before)) && break
+		for _ in $(seq 1800); do
+			(($(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true) > loaded)) && break
+			(($(grep -c 'reload failed' "$WORK/vulnd.log" || true) > failed)) &&
+				die "reload $i failed: $(grep 'reload failed' "$WORK/vulnd.log" | tail -1)"
+			kill -0 "$VPID" 2>/dev/null || die "vulnd exited during reload $i: $(tail -3 "$WORK/vulnd.log")"
 			sleep 0.1
 		done
-		(($(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true) > before)) || die "reload $i did not finish in 120 s"
+		(($(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true) > loaded)) || die "reload $i did not finish in 180 s"
+		loaded=$((loaded + 1))
+		say "reload $i of $LOAD_RELOADS done after $(($(date +%s) - t0))s, RSS $(($(rss_kb "$VPID") / 1024)) MB"
 		sleep 0.5
 	done
 	reload_seconds=$(($(date +%s) - t0))
 	sleep 1
+	hwm=$(hwm_kb "$VPID")
 	kill -INT "$WPID"
 	wait "$WPID" || true
 	line=$(grep '^RESULT' "$WORK/reload-wrk.txt" || true)
 	[[ -n $line ]] || die "wrk printed no result during the reloads: $(cat "$WORK/reload-wrk.txt")"
+	# VmHWM can miss memory Go returned with madvise before it was
+	# counted, and sampling can miss a short peak: take the larger.
 	peak=$(cat "$WORK/peak" 2>/dev/null || echo 0)
+	peak_how="VmRSS sampled every 50 ms"
+	if ((hwm_reset)); then
+		peak_how="the larger of VmHWM, reset before the first reload ($((hwm / 1024)) MB), and $peak_how ($((peak / 1024)) MB)"
+		((hwm > peak)) && peak=$hwm
+	fi
 	after=$(rss_kb "$VPID")
-	ratio=$(echo "scale=2; $peak / $steady" | bc)
-	RELOAD_TEXT="$LOAD_RELOADS SIGHUPs in ${reload_seconds}s under wrk ($LOAD_CONNS connections, all classes' paths): $(field requests "$line") requests at $(field rps "$line") req/s, non-2xx $(field non2xx "$line"), socket errors $(field errors "$line") (of which timeouts over wrk's 2 s: $(field timeouts "$line")); RSS steady $((steady / 1024)) MB, peak $((peak / 1024)) MB (${ratio}x), after $((after / 1024)) MB"
+	RELOAD_TEXT="$LOAD_RELOADS SIGHUPs in ${reload_seconds}s under wrk ($LOAD_CONNS connections, the paths of ${LOAD_RELOAD_CLASSES:-every class}): $(field requests "$line") requests at $(field rps "$line") req/s, non-2xx $(field non2xx "$line"), socket errors $(field errors "$line") (of which timeouts over wrk's 2 s: $(field timeouts "$line")); RSS steady $((steady / 1024)) MB, peak $((peak / 1024)) MB ($(printf %.2f "$(ratio "$peak" "$steady")")x steady; $peak_how), after $((after / 1024)) MB"
 	say "$RELOAD_TEXT"
 fi
 
 # 6. Report.
+settings=()
+for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE; do
+	if [[ ${!v} =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then
+		settings+=("$v=${!v}")
+	elif [[ -n ${!v} ]]; then
+		settings+=("$v='${!v//\'/\'\\\'\'}'")
+	fi
+done
+ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 {
 	echo "# make bench-load, $(date -u +'%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average before: $(cut -d' ' -f1-3 /proc/loadavg)."
-	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start."
-	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians."
-	echo "Command: \`${LOAD_SNAPSHOT:+LOAD_SNAPSHOT=$LOAD_SNAPSHOT }LOAD_CVES=$LOAD_CVES LOAD_DURATION=$LOAD_DURATION LOAD_ROUNDS=$LOAD_ROUNDS make bench-load\`"
+	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the start $LOADAVG_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $("$NGINX" -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
+	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs$SNAP_DESC; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start; $(wc -l <"$DUMP/map.tsv") distinct responses saved."
+	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians. Spread: the largest max/min of one server's req/s over the rounds."
+	echo "nginx and the Go ceiling send vulnd's bodies with vulnd's Content-Type, Vary, ETag, Link and X-Total-Count$([[ $LOAD_CEILING_BARE == 1 ]] && echo " (the Go ceiling: Content-Type and Content-Length only)"); nginx also its Server, Last-Modified and Accept-Ranges."
+	echo "Command: \`${settings[*]} make bench-load\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
-	echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors |"
-	echo "|---|---:|---:|---:|---:|---:|---|---|---:|"
+	echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors | spread |"
+	echo "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
-		v=$(stat "$name" vulnd 4) n=$(stat "$name" nginx 4) g=$(stat "$name" go 4)
-		ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
+		v=$(med "$name" vulnd 4) n=$(med "$name" nginx 4) g=$(med "$name" go 4)
 		bad=$(awk -F'\t' -v c="$name" '$1 == c {s += $7 + $8} END {print s + 0}' "$RESULTS")
-		printf '| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %s / %s / %s | %s / %s / %s | %s |\n' "$name" "$v" "$n" "$g" \
-			"$(echo "scale=3; $v / $n" | bc)" "$(echo "scale=3; $v / $g" | bc)" \
-			"$(ms "$(stat "$name" vulnd 5)")" "$(ms "$(stat "$name" nginx 5)")" "$(ms "$(stat "$name" go 5)")" \
-			"$(ms "$(stat "$name" vulnd 6)")" "$(ms "$(stat "$name" nginx 6)")" "$(ms "$(stat "$name" go 6)")" "$bad"
+		printf '| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %s / %s / %s | %s / %s / %s | %s | %s |\n' "$name" "$v" "$n" "$g" \
+			"$(ratio "$v" "$n")" "$(ratio "$v" "$g")" \
+			"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \
+			"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
 	done <"$DUMP/classes.txt"
 	echo
 	echo "Reload under load: $RELOAD_TEXT."

@@ -1,9 +1,11 @@
 // Command ceiling is the "Go ceiling" of make bench-load: a minimal
-// net/http server that answers the responses loaddump saved, from a map,
-// with the headers vulnd sends and nothing else. What it reaches is what
-// any Go server writing bytes through net/http can reach on this machine.
+// net/http server that answers the responses loaddump saved, from a map:
+// the body, Content-Type, Content-Length and the headers vulnd sent with
+// it (ETag, Link, X-Total-Count, Vary), and nothing else. What it reaches
+// is what any Go server writing those bytes through net/http can reach on
+// this machine. With -bare it sends only Content-Type and Content-Length.
 //
-//	ceiling -dir DUMP -addr 127.0.0.1:8082
+//	ceiling -dir DUMP -addr 127.0.0.1:8082 [-bare]
 package main
 
 import (
@@ -21,58 +23,83 @@ import (
 func main() {
 	dir := flag.String("dir", "", "loaddump's output directory")
 	addr := flag.String("addr", "127.0.0.1:8082", "listen address")
+	bare := flag.Bool("bare", false, "send only Content-Type and Content-Length")
 	flag.Parse()
-	bodies, err := load(*dir)
+	answers, err := load(*dir, *bare)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		os.Exit(1)
 	}
-	ctype, vary := []string{"application/json"}, []string{"Accept"}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, ok := bodies[r.RequestURI]
+		a, ok := answers[r.RequestURI]
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
 		hdr := w.Header()
-		hdr["Content-Type"] = ctype
-		hdr["Vary"] = vary
-		hdr["Content-Length"] = b.length
+		for _, kv := range a.header {
+			hdr[kv.key] = kv.value
+		}
 		w.WriteHeader(http.StatusOK)
-		w.Write(b.body)
+		w.Write(a.body)
 	})
 	s := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
-	fmt.Fprintf(os.Stderr, "ceiling: %d responses on %s\n", len(bodies), *addr)
+	fmt.Fprintf(os.Stderr, "ceiling: %d responses on %s\n", len(answers), *addr)
 	if err := s.ListenAndServe(); err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		os.Exit(1)
 	}
 }
 
-type response struct {
-	body   []byte
-	length []string
+// field is one header, its value as net/http keeps it.
+type field struct {
+	key   string
+	value []string
 }
 
-// load reads map.tsv (path TAB file) and every file it names.
-func load(dir string) (map[string]response, error) {
+type answer struct {
+	body   []byte
+	header []field // built once: a request only copies slice headers
+}
+
+// replayed names the columns of map.tsv after the file, as loaddump
+// writes them.
+var replayed = []string{"Etag", "Link", "X-Total-Count"}
+
+// load reads map.tsv (path, file, then the replayed headers, each column
+// tab-separated and possibly empty) and every file it names.
+func load(dir string, bare bool) (map[string]answer, error) {
 	f, err := os.Open(filepath.Join(dir, "map.tsv"))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	out := map[string]response{}
+	ctype, vary := []string{"application/json"}, []string{"Accept"}
+	out := map[string]answer{}
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		path, file, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) < 2 {
 			return nil, fmt.Errorf("map.tsv: bad line %q", sc.Text())
 		}
-		b, err := os.ReadFile(filepath.Join(dir, file))
+		b, err := os.ReadFile(filepath.Join(dir, cols[1]))
 		if err != nil {
 			return nil, err
 		}
-		out[path] = response{b, []string{strconv.Itoa(len(b))}}
+		a := answer{body: b, header: []field{
+			{"Content-Type", ctype},
+			{"Content-Length", []string{strconv.Itoa(len(b))}},
+		}}
+		if !bare {
+			a.header = append(a.header, field{"Vary", vary})
+			for i, v := range cols[2:] {
+				if v != "" && i < len(replayed) {
+					a.header = append(a.header, field{replayed[i], []string{v}})
+				}
+			}
+		}
+		out[cols[0]] = a
 	}
 	return out, sc.Err()
 }

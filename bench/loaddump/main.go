@@ -7,8 +7,11 @@
 // It writes, in DIR:
 //
 //	files/N.json        one response body each
-//	map.tsv             path (as sent) <TAB> files/N.json, every path once
-//	nginx-map.conf      the same as an nginx map from $request_uri
+//	map.tsv             every path once: path (as sent) <TAB> files/N.json
+//	                    <TAB> the ETag, Link and X-Total-Count vulnd sent
+//	                    (each may be empty), tab-separated
+//	nginx-map.conf      the same as nginx maps from $request_uri to
+//	                    $dumpfile, $dumpetag, $dumplink and $dumptotal
 //	<class>.paths       a class's paths, one per line (for wrk)
 //	classes.txt         the class names and their path files
 //
@@ -50,21 +53,37 @@ func main() {
 
 var client = &http.Client{Timeout: 30 * time.Second}
 
-// fetch GETs base+target and returns the body of a 200.
-func fetch(base, target string) ([]byte, error) {
+// replayed are the headers of vulnd's answers, beyond Content-Type and
+// Content-Length, that the other servers send again as they were.
+var replayed = []string{"Etag", "Link", "X-Total-Count"}
+
+// response is one saved answer: its file and the replayed headers.
+type response struct {
+	file   string
+	header [3]string // as replayed
+}
+
+// fetchHeader GETs base+target and returns the body and header of a 200.
+func fetchHeader(base, target string) ([]byte, http.Header, error) {
 	res, err := client.Get(base + target)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: status %d: %.200s", target, res.StatusCode, body)
+		return nil, nil, fmt.Errorf("GET %s: status %d: %.200s", target, res.StatusCode, body)
 	}
-	return body, nil
+	return body, res.Header, nil
+}
+
+// fetch GETs base+target and returns the body of a 200.
+func fetch(base, target string) ([]byte, error) {
+	body, _, err := fetchHeader(base, target)
+	return body, err
 }
 
 func run(base, out string, perClass int) error {
@@ -86,7 +105,7 @@ func run(base, out string, perClass int) error {
 	if err := os.MkdirAll(filepath.Join(out, "files"), 0o755); err != nil {
 		return err
 	}
-	files := map[string]string{} // path -> file
+	files := map[string]response{} // path -> its answer
 	var order []string
 	var list strings.Builder
 	for _, c := range classes {
@@ -98,15 +117,22 @@ func run(base, out string, perClass int) error {
 			if _, ok := files[p]; ok {
 				continue
 			}
-			body, err := fetch(base, p)
+			body, hdr, err := fetchHeader(base, p)
 			if err != nil {
 				return err
 			}
-			name := fmt.Sprintf("files/%d.json", len(order))
-			if err := os.WriteFile(filepath.Join(out, name), body, 0o644); err != nil {
+			r := response{file: fmt.Sprintf("files/%d.json", len(order))}
+			for i, k := range replayed {
+				v := strings.Join(hdr.Values(k), ", ")
+				if strings.ContainsAny(v, "\t\r\n") {
+					return fmt.Errorf("GET %s: %s header %q holds a tab or a line break", p, k, v)
+				}
+				r.header[i] = v
+			}
+			if err := os.WriteFile(filepath.Join(out, r.file), body, 0o644); err != nil {
 				return err
 			}
-			files[p] = name
+			files[p] = r
 			order = append(order, p)
 		}
 		if err := os.WriteFile(filepath.Join(out, slug+".paths"), []byte(paths.String()), 0o644); err != nil {
@@ -138,7 +164,7 @@ func countsOf(base string, c *index.Counts) error {
 	return nil
 }
 
-func writeMaps(out string, order []string, files map[string]string) error {
+func writeMaps(out string, order []string, files map[string]response) error {
 	tsv, err := os.Create(filepath.Join(out, "map.tsv"))
 	if err != nil {
 		return err
@@ -150,12 +176,29 @@ func writeMaps(out string, order []string, files map[string]string) error {
 	}
 	defer conf.Close()
 	tw, cw := bufio.NewWriter(tsv), bufio.NewWriter(conf)
-	fmt.Fprintln(cw, "map $request_uri $dumpfile {\n    default /nonexistent;")
 	for _, p := range order {
-		fmt.Fprintf(tw, "%s\t%s\n", p, files[p])
-		fmt.Fprintf(cw, "    \"%s\" /%s;\n", p, files[p])
+		r := files[p]
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p, r.file, strings.Join(r.header[:], "\t"))
 	}
-	fmt.Fprintln(cw, "}")
+	// nginx has no escape for '$' in a map's value: $dollar stands for it.
+	fmt.Fprintln(cw, "geo $dollar {\n    default \"$\";\n}")
+	for i, v := range []string{"$dumpfile", "$dumpetag", "$dumplink", "$dumptotal"} {
+		fmt.Fprintf(cw, "map $request_uri %s {\n", v)
+		if i == 0 {
+			fmt.Fprintln(cw, "    default /nonexistent;")
+		}
+		for _, p := range order {
+			r := files[p]
+			val := "/" + r.file
+			if i > 0 {
+				val = r.header[i-1]
+			}
+			if val != "" {
+				fmt.Fprintf(cw, "    \"%s\" %s;\n", p, nginxQuote(val))
+			}
+		}
+		fmt.Fprintln(cw, "}")
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -166,6 +209,13 @@ func writeMaps(out string, order []string, files map[string]string) error {
 		return err
 	}
 	return conf.Close()
+}
+
+// nginxQuote returns s as a double-quoted nginx config string that
+// stands for s itself: quotes and backslashes escaped, '$' written
+// ${dollar}.
+func nginxQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `${dollar}`).Replace(s) + `"`
 }
 
 // strictEscape percent-encodes every byte of target's path and query but
