@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -111,15 +112,17 @@ func verifyFile(dir string, fi FileInfo) error {
 		}
 		whole.Write(b)
 	}
-	if got := hex.EncodeToString(whole.Sum(nil)); got != fi.SHA256 {
-		return fmt.Errorf("sha256 %s, manifest says %s", got, fi.SHA256)
-	}
-	return nil
+	return sameSum(whole.Sum(nil), fi.SHA256)
 }
 
+// checkSum checks b's SHA-256 against the manifest's hex digest.
 func checkSum(b []byte, want string) error {
 	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != want {
+	return sameSum(sum[:], want)
+}
+
+func sameSum(sum []byte, want string) error {
+	if got := hex.EncodeToString(sum); got != want {
 		return fmt.Errorf("sha256 %s, manifest says %s", got, want)
 	}
 	return nil
@@ -225,6 +228,19 @@ func decodeChunk(f *os.File, off int64, c Chunk, buf, dst []byte, dec *zstd.Deco
 	return data, nil
 }
 
+// eachRecord decodes a data file (see decodeFile) and calls f, from the
+// decoding goroutines, with every line (without its "\n", a view into
+// its chunk's buffer) and its record number in the file.
+func eachRecord(dir string, fi FileInfo, dec *zstd.Decoder, f func(n int, line []byte) error) error {
+	firsts := make([]int, len(fi.Chunks)) // the number of each chunk's first record
+	for i := 1; i < len(firsts); i++ {
+		firsts[i] = firsts[i-1] + fi.Chunks[i-1].Records
+	}
+	return decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		return eachLine(data, firsts[c], f)
+	})
+}
+
 // eachLine calls f with every line of data (without its "\n") and its
 // number from first.
 func eachLine(data []byte, first int, f func(n int, line []byte) error) error {
@@ -248,17 +264,12 @@ type chunkWriter struct {
 	f     *os.File
 	enc   *zstd.Encoder
 	fi    FileInfo
-	whole hash
+	whole hash.Hash
 	cur   *pending
 	order chan *pending // chunks in file order, to the writing goroutine
 	jobs  chan *pending // chunks to compress
 	done  chan error    // the writing goroutine's result
 	wg    sync.WaitGroup
-}
-
-type hash interface {
-	io.Writer
-	Sum([]byte) []byte
 }
 
 // pending is a chunk on its way: raw lines, then compressed.

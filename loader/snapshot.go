@@ -215,12 +215,9 @@ func read(dir string) (*Snapshot, [][]byte, error) {
 	fi := m.Files[keyCVEs]
 	bodies := make([][]byte, fi.Records)
 	d.CVEs = make([]index.CVE, fi.Records)
-	firsts := firstRecords(fi)
-	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
-		return eachLine(data, firsts[c], func(n int, line []byte) error {
-			bodies[n] = line
-			return json.Unmarshal(line, &d.CVEs[n])
-		})
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		bodies[n] = line
+		return json.Unmarshal(line, &d.CVEs[n])
 	}); err != nil {
 		return nil, nil, wrap(keyCVEs, err)
 	}
@@ -265,43 +262,26 @@ func joinMetrics(cves []index.CVE, metrics []metricsRecord) error {
 	return nil
 }
 
-// firstRecords returns the number of the first record of each chunk.
-func firstRecords(fi FileInfo) []int {
-	firsts := make([]int, len(fi.Chunks))
-	for i := 1; i < len(firsts); i++ {
-		firsts[i] = firsts[i-1] + fi.Chunks[i-1].Records
-	}
-	return firsts
-}
-
 // decodeRecords decodes a data file of JSON lines into records of type T.
 func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, error) {
 	out := make([]T, fi.Records)
-	firsts := firstRecords(fi)
-	err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
-		return eachLine(data, firsts[c], func(n int, line []byte) error {
-			return json.Unmarshal(line, &out[n])
-		})
-	})
-	if err != nil {
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		return json.Unmarshal(line, &out[n])
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // decodeEntries decodes cves.jsonl.zst into index entries whose bodies
-// are views into one buffer.
+// are views into the decoded chunks.
 func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry, error) {
 	out := make([]index.CVEEntry, fi.Records)
-	firsts := firstRecords(fi)
-	err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
-		return eachLine(data, firsts[c], func(n int, line []byte) error {
-			e, err := index.ScanCVE(line)
-			out[n] = e
-			return err
-		})
-	})
-	if err != nil {
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		e, err := index.ScanCVE(line)
+		out[n] = e
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil
