@@ -5,6 +5,7 @@ import (
 	stdjson "encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,17 +137,6 @@ func (w *writer) Header() http.Header         { return w.hdr }
 func (w *writer) WriteHeader(status int)      { w.status = status }
 func (w *writer) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
-// recorder keeps the whole response, for the checks made before timing.
-type recorder struct {
-	hdr    http.Header
-	status int
-	body   []byte
-}
-
-func (r *recorder) Header() http.Header         { return r.hdr }
-func (r *recorder) WriteHeader(status int)      { r.status = status }
-func (r *recorder) Write(p []byte) (int, error) { r.body = append(r.body, p...); return len(p), nil }
-
 // check answers target from s and fails unless the answer is a 200 with
 // a JSON Content-Type and a valid JSON body, which it returns.
 func check(s http.Handler, target string) ([]byte, error) {
@@ -154,18 +144,19 @@ func check(s http.Handler, target string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &recorder{hdr: http.Header{}}
+	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
-	if rec.status != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: status %d: %.200s", target, rec.status, rec.body)
+	body := rec.Body.Bytes()
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: status %d: %.200s", target, rec.Code, body)
 	}
-	if ct := rec.hdr.Get("Content-Type"); ct != "application/json" {
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		return nil, fmt.Errorf("GET %s: Content-Type %q", target, ct)
 	}
-	if !stdjson.Valid(rec.body) {
-		return nil, fmt.Errorf("GET %s: body is not JSON: %.200s", target, rec.body)
+	if !stdjson.Valid(body) {
+		return nil, fmt.Errorf("GET %s: body is not JSON: %.200s", target, body)
 	}
-	return rec.body, nil
+	return body, nil
 }
 
 var (
