@@ -24,6 +24,7 @@ var routes = []struct {
 	{"/reports/:report", reportOne},                         // 13
 	{"/reports/:report/alerts", reportAlerts},               // 14
 	{"/reports/:report/alerts/:alert", alertEvents},         // 15
+	{"/openapi.json", openAPIDoc},                           // this API's OpenAPI 3.1 document
 }
 
 func cweList(c *call) ([]byte, error) { return c.page(c.ix.CWEs()) }
