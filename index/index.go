@@ -50,6 +50,8 @@ type Index struct {
 	cveBodies    [][]byte         // full CVE bodies, same positions
 	cveByName    map[string]int32 // canonical name -> position
 	bands        [4][]int32       // BandNone is nil: the identity list
+	updated      []uint64         // per position: updated_at as digits, descending
+	published    []uint64         // per position: created_at as digits
 
 	vendors      [][]byte // vendor summaries, name ascending
 	vendorByName map[string]*vendor
@@ -254,6 +256,8 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	ix.cveSummaries = make([][]byte, n)
 	ix.cveBodies = make([][]byte, n)
 	ix.cveByName = make(map[string]int32, n)
+	ix.updated = make([]uint64, n)
+	ix.published = make([]uint64, n)
 	for i, k := range order {
 		e := &in[k]
 		pos := int32(i)
@@ -263,6 +267,7 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		ix.cveByName[e.name] = pos
 		ix.cveBodies[i] = e.body
 		ix.cveSummaries[i] = e.body[:e.summaryEnd:e.summaryEnd]
+		ix.updated[i], ix.published[i] = e.updated, e.published
 		if e.band != BandNone {
 			ix.bands[e.band] = append(ix.bands[e.band], pos)
 		}

@@ -27,6 +27,7 @@ type CVEEntry struct {
 	name       string
 	year, num  int
 	updated    uint64 // updated_at's digits, YYYYMMDDHHMMSS: sorts like the time
+	published  uint64 // created_at's digits, likewise
 	summaryEnd int    // body[:summaryEnd] + "}" is the CVE summary object
 	band       Band
 	cpes       []cpeRef
@@ -90,6 +91,11 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 			if e.year, e.num, ok = cveNumber(e.name); !ok || !isUpperASCII(raw) {
 				return e.fail(&s, fmt.Sprintf("name %q is not CVE-<year>-<number>", raw))
 			}
+		case "created_at":
+			raw, _, ok := s.str()
+			if e.published, ok = timestampDigits(raw); !ok {
+				return e.fail(&s, fmt.Sprintf("created_at %q is not YYYY-MM-DD HH:MM:SSZ", raw))
+			}
 		case "updated_at":
 			raw, _, ok := s.str()
 			if e.updated, ok = timestampDigits(raw); !ok {
@@ -139,7 +145,7 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 	if s.i != len(body) {
 		return e.fail(&s, "data after the object")
 	}
-	if e.summaryEnd == 0 || e.updated == 0 || e.cpes == nil || e.cwes == nil || !seenCVSS {
+	if e.summaryEnd == 0 || e.updated == 0 || e.published == 0 || e.cpes == nil || e.cwes == nil || !seenCVSS {
 		return e.fail(&s, "missing members (cpes, cwes or cvss)")
 	}
 	return e, nil
