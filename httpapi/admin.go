@@ -9,8 +9,9 @@ import (
 
 // Admin returns the handler of the admin listener: GET /healthz answers
 // 200 while the process runs; GET /readyz answers 200 while a snapshot is
-// loaded and ready() is true (false while draining), else 503.
-func Admin(current func() *index.Index, ready func() bool) http.Handler {
+// loaded and ready() is true (false while draining), else 503; GET
+// /metrics is metrics, when not nil.
+func Admin(current func() *index.Index, ready func() bool, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, r, http.StatusOK, []byte(`{"status":"ok"}`))
@@ -22,6 +23,9 @@ func Admin(current func() *index.Index, ready func() bool) http.Handler {
 		}
 		writeJSON(w, r, http.StatusOK, []byte(`{"status":"ready"}`))
 	})
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	return mux
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/julienschmidt/httprouter"
@@ -32,27 +33,45 @@ type Options struct {
 	// Log receives one line per panic recovered in a handler; nothing is
 	// logged when it is nil.
 	Log *slog.Logger
+	// AccessLog, if set, receives one line per request answered.
+	AccessLog *slog.Logger
+	// Metrics, if set, counts and times every request.
+	Metrics *Metrics
+	// CacheControl is the Cache-Control header of every 200 and 304; none
+	// when empty.
+	CacheControl string
 }
 
 // Server answers API requests from whatever index its source returns at the
 // start of each request. It is safe for concurrent use.
 type Server struct {
-	index    func() *index.Index
-	pageSize int
-	log      *slog.Logger
-	router   *httprouter.Router
-	etag     atomic.Pointer[[]string]
+	index        func() *index.Index
+	pageSize     int
+	log          *slog.Logger
+	accessLog    *slog.Logger
+	metrics      *Metrics
+	noRoute      *routeMetrics
+	cacheControl []string
+	router       *httprouter.Router
+	snap         atomic.Pointer[snapHeaders]
 }
 
 // New returns a Server that reads the live index from current once per
 // request (typically an atomic.Pointer's Load).
 func New(current func() *index.Index, opt Options) *Server {
-	s := &Server{index: current, pageSize: opt.PageSize, log: opt.Log}
+	s := &Server{index: current, pageSize: opt.PageSize, log: opt.Log,
+		accessLog: opt.AccessLog, metrics: opt.Metrics}
 	if s.pageSize <= 0 {
 		s.pageSize = DefaultPageSize
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opt.CacheControl != "" {
+		s.cacheControl = []string{opt.CacheControl}
+	}
+	if s.metrics != nil {
+		s.noRoute = s.metrics.route(routeNone)
 	}
 	// The router is used only through Lookup, so its redirects, automatic
 	// OPTIONS and 405 handling never run: those rules are ours.
@@ -69,8 +88,12 @@ func New(current func() *index.Index, opt Options) *Server {
 
 // handle routes GET (and so HEAD) requests for path to h through serve.
 func (s *Server) handle(path string, h handler) {
+	var rm *routeMetrics
+	if s.metrics != nil {
+		rm = s.metrics.route(path)
+	}
 	s.router.GET(path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		s.serve(w, r, ps, h)
+		s.serve(w, r, ps, h, rm)
 	})
 }
 
@@ -86,6 +109,7 @@ type call struct {
 	r        *http.Request
 	ps       httprouter.Params
 	buf      []byte
+	zbuf     []byte // the compressed body
 	pageSize int
 	wrote    bool
 	// Set by page for serve's Link and X-Total-Count headers: the page
@@ -145,6 +169,10 @@ const (
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g := s.metrics.inFlightGauge(); g != nil {
+		g.Inc()
+		defer g.Dec()
+	}
 	path := r.URL.EscapedPath()
 	// NewListener rewrites a request line that net/http would refuse, or
 	// that is too long to hold, to one of the marker targets, so the
@@ -152,29 +180,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// checks.
 	switch {
 	case len(path) > maxPath || path == pathTooLongTarget:
-		writeError(w, r, errPathTooLong)
+		s.refuse(w, r, errPathTooLong)
 		return
 	case len(r.URL.RawQuery) > maxQuery || path == queryTooLongTarget:
-		writeError(w, r, errQueryTooLong)
+		s.refuse(w, r, errQueryTooLong)
 		return
 	case path == badEscapeTarget || !validEscapes(path):
-		writeError(w, r, errBadEscape)
+		s.refuse(w, r, errBadEscape)
 		return
 	case path == badQueryTarget:
-		writeError(w, r, errBadQuery)
+		s.refuse(w, r, errBadQuery)
 		return
 	}
 	h, ps, _ := s.router.Lookup(http.MethodGet, path)
 	if h == nil {
-		writeError(w, r, errNoEndpoint)
+		s.refuse(w, r, errNoEndpoint)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header()["Allow"] = allowHeader
-		writeError(w, r, errMethod)
+		s.refuse(w, r, errMethod)
 		return
 	}
 	h(w, r, ps)
+}
+
+// refuse answers a request that reached no handler with err.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	start := s.now()
+	if ix := s.index(); ix != nil {
+		w.Header()["X-Snapshot-Id"] = s.snapHeaders(ix).id
+	}
+	status, n := writeError(w, r, err)
+	s.finish(r, s.noRoute, status, n, start)
 }
 
 var (
@@ -184,66 +222,155 @@ var (
 )
 
 // serve runs one endpoint's handler and writes its answer. A panic in the
-// handler, or anywhere in serve, is recovered here: see recovered.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler) {
+// handler, or anywhere in serve, is recovered here: see recovered. rm, if
+// not nil, counts the answer.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler, rm *routeMetrics) {
+	start := s.now()
 	ix := s.index()
 	if ix == nil {
-		writeError(w, r, errNotLoaded)
+		status, n := writeError(w, r, errNotLoaded)
+		s.finish(r, rm, status, n, start)
 		return
 	}
+	sh := s.snapHeaders(ix)
+	hdr := w.Header()
+	hdr["X-Snapshot-Id"] = sh.id
 	c := callPool.Get().(*call)
 	c.ix, c.r, c.ps, c.pageSize, c.wrote = ix, r, ps, s.pageSize, false
 	c.paged, c.linkParams = false, ""
+	var status, n int
 	defer func() {
 		v, wrote := recover(), c.wrote
 		c.ix, c.r, c.ps = nil, nil, nil
-		if cap(c.buf) <= maxPooledBuf {
+		if cap(c.buf) <= maxPooledBuf && cap(c.zbuf) <= maxPooledBuf {
 			callPool.Put(c)
 		}
 		if v != nil {
-			s.recovered(w, r, v, wrote)
+			status, n = s.recovered(w, r, v, wrote)
 		}
+		s.finish(r, rm, status, n, start)
 	}()
 	body, err := h(c)
 	if err != nil {
 		c.wrote = true
-		writeError(w, r, err)
+		status, n = writeError(w, r, err)
 		return
 	}
-	hdr := w.Header()
 	hdr["Content-Type"] = jsonType
-	hdr["Vary"] = varyAccept
-	hdr["Etag"] = s.etagHeader(ix)
-	if etagMatches(r.Header["If-None-Match"], ix.ETag()) {
-		c.wrote = true
-		w.WriteHeader(http.StatusNotModified)
+	if s.cacheControl != nil {
+		hdr["Cache-Control"] = s.cacheControl
+	}
+	hdr["Last-Modified"] = sh.lastModified
+	// A body this size is compressed for clients that ask, so its URL
+	// varies by Accept-Encoding; a smaller one never is.
+	coding := identity
+	if len(body) >= minCompress {
+		hdr["Vary"] = varyEncoding
+		coding = chooseCoding(r.Header["Accept-Encoding"])
+	} else {
+		hdr["Vary"] = varyAccept
+	}
+	// A compressed body is another representation: its tag is weak, as
+	// nginx makes it, and If-None-Match compares tags weakly either way.
+	if coding == identity {
+		hdr["Etag"] = sh.etag
+	} else {
+		hdr["Etag"] = sh.weakETag
+	}
+	if notModified(r, ix.ETag(), sh.modTime) {
+		c.wrote, status = true, http.StatusNotModified
+		w.WriteHeader(status)
 		return
+	}
+	if coding != identity {
+		c.zbuf = compress(c.zbuf[:0], body, coding)
+		body = c.zbuf
+		hdr["Content-Encoding"] = contentEncoding[coding]
 	}
 	hdr["Content-Length"] = contentLength(len(body))
 	if c.paged {
 		setPageHeaders(hdr, r.URL.EscapedPath(), c.linkParams, c.pageNum, c.total, c.pageSize)
 	}
-	c.wrote = true
-	w.WriteHeader(http.StatusOK)
+	c.wrote, status = true, http.StatusOK
+	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		w.Write(body)
+		n, _ = w.Write(body)
 	}
 }
 
-// etagHeader returns the ETag header value of ix. net/http never changes a
-// header's value slice, so one slice per snapshot is shared by all its
-// responses; it is made when the first request sees a new snapshot. The
-// cache is keyed by the tag, not the index, so it never keeps a replaced
-// snapshot in memory.
-func (s *Server) etagHeader(ix *index.Index) []string {
-	tag := ix.ETag()
-	if hdr := s.etag.Load(); hdr != nil && (*hdr)[0] == tag {
-		return *hdr
+// now is the start time of a request when something will measure it.
+func (s *Server) now() time.Time {
+	if s.metrics == nil && s.accessLog == nil {
+		return time.Time{}
 	}
-	hdr := []string{tag}
-	s.etag.Store(&hdr)
-	return hdr
+	return time.Now()
 }
+
+// finish counts and logs one answer: status, n body bytes written.
+func (s *Server) finish(r *http.Request, rm *routeMetrics, status, n int, start time.Time) {
+	if rm == nil && s.accessLog == nil {
+		return
+	}
+	d := time.Since(start)
+	if rm != nil {
+		rm.observe(status, d)
+	}
+	if s.accessLog != nil {
+		s.accessLog.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
+			slog.String("query", r.URL.RawQuery), slog.Int("status", status),
+			slog.Int("bytes", n), slog.Duration("duration", d), slog.String("remote", r.RemoteAddr))
+	}
+}
+
+// notModified evaluates If-None-Match, or when it is absent
+// If-Modified-Since (RFC 9110, 13.2.2), against the snapshot's tag and
+// build time.
+func notModified(r *http.Request, etag string, modTime time.Time) bool {
+	if inm := r.Header["If-None-Match"]; inm != nil {
+		return etagMatches(inm, etag)
+	}
+	ims := r.Header["If-Modified-Since"]
+	if len(ims) == 0 || modTime.IsZero() {
+		return false
+	}
+	t, err := http.ParseTime(ims[0])
+	return err == nil && !modTime.After(t)
+}
+
+// snapHeaders are the header values every response from one snapshot
+// shares. net/http never changes a header's value slice, so one slice per
+// snapshot serves all its responses.
+type snapHeaders struct {
+	tag          string
+	etag         []string // the strong tag
+	weakETag     []string // W/ and the tag, for compressed bodies
+	id           []string // X-Snapshot-Id
+	lastModified []string // the build time, in HTTP's form
+	modTime      time.Time
+}
+
+// snapHeaders returns the header values of ix, made when the first request
+// sees a new snapshot. The cache is keyed by the tag, not the index, so it
+// never keeps a replaced snapshot in memory.
+func (s *Server) snapHeaders(ix *index.Index) *snapHeaders {
+	tag := ix.ETag()
+	if sh := s.snap.Load(); sh != nil && sh.tag == tag {
+		return sh
+	}
+	meta := ix.Meta()
+	sh := &snapHeaders{tag: tag, etag: []string{tag}, weakETag: []string{"W/" + tag}, id: []string{meta.ID}}
+	if t, err := time.Parse(timestampLayout, meta.BuiltAt); err == nil {
+		sh.modTime = t
+		sh.lastModified = []string{t.UTC().Format(http.TimeFormat)}
+	}
+	s.snap.Store(sh)
+	return sh
+}
+
+// timestampLayout is the API's timestamp form, "YYYY-MM-DD HH:MM:SSZ", as
+// a time layout (the final Z is a literal, the zone UTC).
+const timestampLayout = "2006-01-02 15:04:05Z"
 
 // contentLengths holds the Content-Length header value of every length
 // below len(contentLengths), each made on first use and then shared like
@@ -315,7 +442,7 @@ func setPageHeaders(hdr http.Header, path, params string, p, total, size int) {
 // would corrupt the response, so it panics with http.ErrAbortHandler
 // instead: net/http then cuts the connection without logging again, and the
 // client cannot take a cut response for a whole one.
-func (s *Server) recovered(w http.ResponseWriter, r *http.Request, v any, wrote bool) {
+func (s *Server) recovered(w http.ResponseWriter, r *http.Request, v any, wrote bool) (status, n int) {
 	if v == http.ErrAbortHandler {
 		panic(v) // an abort asked for on purpose: net/http's to handle
 	}
@@ -325,8 +452,7 @@ func (s *Server) recovered(w http.ResponseWriter, r *http.Request, v any, wrote 
 	if wrote {
 		panic(http.ErrAbortHandler)
 	}
-	delete(w.Header(), "Etag") // errors carry none
-	writeError(w, r, errInternal)
+	return writeError(w, r, errInternal)
 }
 
 // etagMatches implements If-None-Match's weak comparison against our tag:
@@ -411,6 +537,9 @@ var (
 	errInternal        = &apiError{http.StatusInternalServerError, "internal error"}
 )
 
+// successOnly are the headers only a 200 or 304 carries.
+var successOnly = [...]string{"Etag", "Last-Modified", "Cache-Control", "Content-Encoding", "Link", "X-Total-Count"}
+
 // errorBodies holds each error's encoded body, built once.
 var errorBodies sync.Map // *apiError -> []byte
 
@@ -423,7 +552,8 @@ func errorBody(e *apiError) []byte {
 	return b
 }
 
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
+// writeError answers err; it returns the status and the body bytes written.
+func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n int) {
 	e, ok := err.(*apiError) // handlers return these unwrapped
 	if !ok {
 		e = errInternal
@@ -433,10 +563,15 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	hdr["Content-Type"] = jsonType
 	hdr["Vary"] = varyAccept
 	hdr["Content-Length"] = contentLength(len(body))
+	// A panic may come after a success's headers were set.
+	for _, k := range successOnly {
+		delete(hdr, k)
+	}
 	w.WriteHeader(e.status)
 	if r.Method != http.MethodHead {
-		w.Write(body)
+		n, _ = w.Write(body)
 	}
+	return e.status, n
 }
 
 // maxPage is the largest page number accepted.

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/vulnd/vulnd/index"
 )
 
@@ -59,7 +61,9 @@ func TestServeAllocations(t *testing.T) {
 		t.Skip("allocation counts")
 	}
 	ix := handData(t)
-	s := New(func() *index.Index { return ix }, Options{})
+	plain := New(func() *index.Index { return ix }, Options{})
+	// Metrics and the cache header must not cost an allocation.
+	measured := New(func() *index.Index { return ix }, Options{Metrics: NewMetrics(prometheus.NewRegistry()), CacheControl: "max-age=60"})
 	for _, tc := range []struct {
 		target string
 		max    float64
@@ -76,10 +80,12 @@ func TestServeAllocations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &benchWriter{hdr: http.Header{}}
-		s.ServeHTTP(w, req) // warm the pools and header values
-		if got := testing.AllocsPerRun(200, func() { s.ServeHTTP(w, req) }); got > tc.max {
-			t.Errorf("%s: %.1f allocations per request, want at most %.0f", tc.target, got, tc.max)
+		for _, s := range []*Server{plain, measured} {
+			w := &benchWriter{hdr: http.Header{}}
+			s.ServeHTTP(w, req) // warm the pools and header values
+			if got := testing.AllocsPerRun(200, func() { s.ServeHTTP(w, req) }); got > tc.max {
+				t.Errorf("%s (metrics %v): %.1f allocations per request, want at most %.0f", tc.target, s.metrics != nil, got, tc.max)
+			}
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Command vulnd builds, checks and serves vulnd snapshots.
 //
 //	vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] FEED...
-//	vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
+//	vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N] [-drain-wait D] ...
 //	vulnd validate DIR
 //	vulnd version
 //
@@ -28,6 +28,7 @@ func main() {
 const usage = `usage:
   vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [-keep-reports N] FEED...
   vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
+              [-drain-wait D] [-drain-timeout D] [-log-format text|json] [-access-log] [-cache-control V]
   vulnd validate DIR
   vulnd version
 `

@@ -27,9 +27,17 @@ type Main struct {
 	Addr      string
 	AdminAddr string
 	PageSize  int
-	// DrainTimeout bounds how long SIGTERM waits for in-flight requests.
+	// DrainWait is how long SIGTERM keeps serving with /readyz at 503, so
+	// load balancers stop sending before the listeners close.
+	DrainWait time.Duration
+	// DrainTimeout bounds how long SIGTERM then waits for in-flight
+	// requests.
 	DrainTimeout time.Duration
 	Log          *slog.Logger
+	// AccessLog logs one line per API request to Log.
+	AccessLog bool
+	// CacheControl is the Cache-Control header of every API 200 and 304.
+	CacheControl string
 	// OnReload, if set, is called after every load attempt with its error.
 	OnReload func(error)
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are
@@ -42,6 +50,7 @@ type Main struct {
 
 	cur      atomic.Pointer[index.Index]
 	draining atomic.Bool
+	metrics  *serveMetrics
 	api      *http.Server
 	admin    *http.Server
 	apiLn    net.Listener
@@ -50,14 +59,29 @@ type Main struct {
 
 func cmdServe(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
-	m := &Main{Log: slog.New(slog.NewTextHandler(stderr, nil))}
+	m := &Main{}
 	fs.StringVar(&m.Snapshot, "snapshot", "", "snapshot directory to serve")
 	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "API listen address")
-	fs.StringVar(&m.AdminAddr, "admin-addr", "", "admin listen address (/healthz, /readyz); off when empty")
+	fs.StringVar(&m.AdminAddr, "admin-addr", "", "admin listen address (/healthz, /readyz, /metrics); off when empty")
 	fs.IntVar(&m.PageSize, "page-size", httpapi.DefaultPageSize, "items per page of every paged list")
-	fs.DurationVar(&m.DrainTimeout, "drain-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
+	fs.DurationVar(&m.DrainWait, "drain-wait", 5*time.Second, "how long SIGTERM keeps serving with /readyz at 503 before closing the listeners")
+	fs.DurationVar(&m.DrainTimeout, "drain-timeout", 30*time.Second, "how long SIGTERM then waits for in-flight requests")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	fs.BoolVar(&m.AccessLog, "access-log", false, "log one line per API request")
+	fs.StringVar(&m.CacheControl, "cache-control", "public, max-age=60", "Cache-Control header of every API answer that has an ETag; none when empty")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	switch *logFormat {
+	case "text":
+		m.Log = slog.New(slog.NewTextHandler(stderr, nil))
+	case "json":
+		m.Log = slog.New(slog.NewJSONHandler(stderr, nil))
+	default:
+		return usageError{fmt.Errorf("-log-format must be text or json, not %q", *logFormat)}
+	}
+	if m.DrainWait < 0 || m.DrainTimeout < 0 {
+		return usageError{errors.New("-drain-wait and -drain-timeout must not be negative")}
 	}
 	if m.Snapshot == "" {
 		return usageError{errors.New("-snapshot is required")}
@@ -82,6 +106,10 @@ func (m *Main) Open() error {
 	if m.Log == nil {
 		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// Metrics are kept only when there is a listener to read them from.
+	if m.AdminAddr != "" {
+		m.metrics = newServeMetrics(m.cur.Load)
+	}
 	if err := m.Reload(); err != nil {
 		return err
 	}
@@ -89,14 +117,21 @@ func (m *Main) Open() error {
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
 		return err
 	}
-	m.api = m.newHTTPServer(httpapi.New(m.cur.Load, httpapi.Options{PageSize: m.PageSize, Log: m.Log}))
+	opt := httpapi.Options{PageSize: m.PageSize, Log: m.Log, CacheControl: m.CacheControl}
+	if m.AccessLog {
+		opt.AccessLog = m.Log
+	}
+	if m.metrics != nil {
+		opt.Metrics = m.metrics.http
+	}
+	m.api = m.newHTTPServer(httpapi.New(m.cur.Load, opt))
 	go m.serve(m.api, httpapi.NewListener(m.apiLn))
 	if m.AdminAddr != "" {
 		if m.adminLn, err = net.Listen("tcp", m.AdminAddr); err != nil {
 			m.apiLn.Close()
 			return err
 		}
-		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() }))
+		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() }, m.metrics.handler()))
 		go m.serve(m.admin, m.adminLn)
 	}
 	m.Log.Info("serving", "addr", m.apiLn.Addr().String(), "admin", m.AdminAddr)
@@ -148,18 +183,21 @@ func (m *Main) APIAddr() string { return m.apiLn.Addr().String() }
 func (m *Main) Reload() error {
 	start := time.Now()
 	ix, man, err := loader.Load(m.Snapshot)
+	took := time.Since(start)
 	if m.OnReload != nil {
 		defer func() { m.OnReload(err) }()
 	}
+	m.metrics.reloaded(err, took)
 	if err != nil {
-		m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err)
+		m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err,
+			"duration", took.Round(time.Millisecond))
 		return err
 	}
 	m.cur.Store(ix)
 	c := man.Counts
 	m.Log.Info("snapshot loaded", "dir", m.Snapshot, "id", ix.Meta().ID, "built_at", man.BuiltAt,
 		"cves", c.CVEs, "cwes", c.CWEs, "vendors", c.Vendors, "products", c.Products, "reports", c.Reports,
-		"duration", time.Since(start).Round(time.Millisecond))
+		"alerts", c.Alerts, "duration", took.Round(time.Millisecond))
 	return nil
 }
 
@@ -175,11 +213,35 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 			// scavenger, which a reload storm outruns.
 			debug.FreeOSMemory()
 		case syscall.SIGTERM, syscall.SIGINT:
-			m.Log.Info("draining", "signal", sig.String())
+			m.drain(sig, sigs)
 			return m.Close()
 		}
 	}
 	return m.Close()
+}
+
+// drain makes /readyz answer 503 and keeps serving for DrainWait, so load
+// balancers take this replica out before its listeners close. A second
+// SIGTERM or SIGINT ends the wait at once.
+func (m *Main) drain(sig os.Signal, sigs <-chan os.Signal) {
+	m.draining.Store(true)
+	m.Log.Info("draining", "signal", sig.String(), "wait", m.DrainWait, "timeout", m.DrainTimeout)
+	if m.DrainWait <= 0 {
+		return
+	}
+	t := time.NewTimer(m.DrainWait)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return
+		case s := <-sigs:
+			if s == syscall.SIGTERM || s == syscall.SIGINT {
+				m.Log.Info("second signal: closing now", "signal", s.String())
+				return
+			}
+		}
+	}
 }
 
 // Close stops accepting, waits for in-flight requests (up to

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -109,7 +110,9 @@ func TestReloadUnderLoad(t *testing.T) {
 					continue
 				}
 				mu.Lock()
-				tag, known := etags[res.Header.Get("ETag")]
+				// net/http's client asks for gzip: big bodies come
+				// compressed, with the weak form of the tag.
+				tag, known := etags[strings.TrimPrefix(res.Header.Get("ETag"), "W/")]
 				mu.Unlock()
 				// Every summary in the body must be that snapshot's tag.
 				for _, other := range []string{"v0", "v1", "v2", "corrupt"} {
@@ -174,9 +177,10 @@ func TestBinarySignals(t *testing.T) {
 		t.Fatalf("validate: %v %s", err, out)
 	}
 
-	port := freePort(t)
+	port, admin := freePort(t), freePort(t)
 	var logs syncBuffer
-	cmd := exec.Command(bin, "serve", "-snapshot", snap, "-addr", port)
+	cmd := exec.Command(bin, "serve", "-snapshot", snap, "-addr", port, "-admin-addr", admin,
+		"-log-format", "json", "-drain-wait", "2s")
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -215,21 +219,92 @@ func TestBinarySignals(t *testing.T) {
 		}
 	}
 
+	adminGet := func(path string) (int, string) {
+		res, err := http.Get("http://" + admin + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	wantMetrics := func(when string, want ...string) {
+		t.Helper()
+		code, body := adminGet("/metrics")
+		if code != 200 {
+			t.Fatalf("%s: /metrics %d", when, code)
+		}
+		for _, w := range want {
+			if strings.HasPrefix(w, "!") {
+				if strings.Contains(body, w[1:]) {
+					t.Errorf("%s: /metrics has %q", when, w[1:])
+				}
+			} else if !strings.Contains(body, w) {
+				t.Errorf("%s: /metrics lacks %q", when, w)
+			}
+		}
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if code, body := adminGet(p); code != 200 {
+			t.Errorf("%s: %d %s", p, code, body)
+		}
+	}
+	wantMetrics("after the first load",
+		`vulnd_reloads_total{outcome="success"} 1`, `vulnd_reloads_total{outcome="failure"} 0`,
+		`vulnd_snapshot_records{kind="cves"} 50`, `vulnd_snapshot_build_timestamp_seconds 1.7953056e+09`,
+		`vulnd_http_requests_total{code="200",route="/cve/:name"} 1`,
+		`vulnd_http_requests_total{code="400",route="none"} 1`,
+		`vulnd_http_request_duration_seconds_bucket{route="/cve/:name",le="+Inf"} 1`,
+		"vulnd_http_requests_in_flight 0", "vulnd_snapshot_load_duration_seconds", "go_goroutines", "process_resident_memory_bytes",
+		"!vulnd_reload_last_failure_info")
+
 	corrupt(t, snap)
 	cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, &logs, "reload failed")
+	waitFor(t, &logs, `"msg":"reload failed; keeping the current snapshot"`)
 	if e, code := get(); code != 200 || e != etag {
 		t.Errorf("after a failed reload: %d %s, want 200 %s", code, e, etag)
 	}
+	wantMetrics("after a failed reload", `vulnd_reloads_total{outcome="failure"} 1`,
+		`vulnd_reload_last_failure_info{error="loader: `, `vulnd_snapshot_records{kind="cves"} 50`)
 	version(t, snap, "v1", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
 	cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, &logs, "built_at=\"2026-11-23")
+	waitFor(t, &logs, `"built_at":"2026-11-23`)
 	if e, _ := get(); e == etag {
 		t.Error("ETag unchanged after a good reload")
 	}
+	wantMetrics("after a good reload", `vulnd_reloads_total{outcome="success"} 2`, "!vulnd_reload_last_failure_info",
+		`vulnd_snapshot_build_timestamp_seconds 1.795392e+09`)
+
+	// SIGTERM: /readyz turns 503 at once while the API keeps answering
+	// for -drain-wait; then the process exits 0.
 	cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, &logs, `"msg":"draining"`)
+	if code, _ := adminGet("/readyz"); code != 503 {
+		t.Errorf("/readyz while draining: %d, want 503", code)
+	}
+	if _, code := get(); code != 200 {
+		t.Errorf("API while draining: %d, want 200", code)
+	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v; log:\n%s", err, logs.String())
+	}
+	// Every log line is one JSON object; each load says its counts.
+	loads := 0
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("log line is not JSON: %s", line)
+			continue
+		}
+		if rec["msg"] == "snapshot loaded" {
+			loads++
+			if rec["cves"] != 50.0 || rec["duration"] == nil {
+				t.Errorf("load line without counts or duration: %s", line)
+			}
+		}
+	}
+	if loads != 2 {
+		t.Errorf("%d load lines, want 2:\n%s", loads, logs.String())
 	}
 }
 

@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the API's request metrics, in Prometheus form: requests by
+// route and status, latency by route, and requests in flight. A Server
+// with nil Metrics keeps none.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+// NewMetrics makes the request metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vulnd_http_requests_total",
+			Help: "API requests answered, by route pattern and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vulnd_http_request_duration_seconds",
+			Help: "Time from routing an API request to its last byte handed to the connection, by route pattern.",
+			// Answers take microseconds; the tail is what an alert wants.
+			Buckets: []float64{50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 5},
+		}, []string{"route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vulnd_http_requests_in_flight",
+			Help: "API requests being answered now.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.inFlight)
+	return m
+}
+
+// routeNone is the route label of requests that matched no route, or were
+// refused before routing (414, bad escapes).
+const routeNone = "none"
+
+// statusCodes are the statuses the API answers with; routeMetrics holds a
+// counter for each, resolved once, so counting a request is one atomic add.
+var statusCodes = [...]int{200, 304, 400, 404, 405, 414, 500, 503}
+
+// routeMetrics are one route's series.
+type routeMetrics struct {
+	name     string
+	requests [len(statusCodes)]prometheus.Counter
+	latency  prometheus.Observer
+	m        *Metrics
+}
+
+func (m *Metrics) route(name string) *routeMetrics {
+	rm := &routeMetrics{name: name, latency: m.latency.WithLabelValues(name), m: m}
+	for i, code := range statusCodes {
+		rm.requests[i] = m.requests.WithLabelValues(name, strconv.Itoa(code))
+	}
+	return rm
+}
+
+// observe counts one answer with status, which took d.
+func (rm *routeMetrics) observe(status int, d time.Duration) {
+	rm.latency.Observe(d.Seconds())
+	for i, code := range statusCodes {
+		if code == status {
+			rm.requests[i].Inc()
+			return
+		}
+	}
+	rm.m.requests.WithLabelValues(rm.name, strconv.Itoa(status)).Inc()
+}
+
+// inFlightGauge returns the in-flight gauge, or nil.
+func (m *Metrics) inFlightGauge() prometheus.Gauge {
+	if m == nil {
+		return nil
+	}
+	return m.inFlight
+}
