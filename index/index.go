@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goccy/go-json"
 )
@@ -34,6 +35,12 @@ type Meta struct {
 	ID string
 	// BuiltAt is the snapshot's build time, "YYYY-MM-DD HH:MM:SSZ".
 	BuiltAt string
+	// Format is the snapshot format version; Inputs the upstream files
+	// it was built from; LoadStarted when loading it began (zero when
+	// not loaded from disk). GET /status shows them.
+	Format      int
+	Inputs      []Input
+	LoadStarted time.Time
 }
 
 // Index is one snapshot, ready to answer queries. It is immutable and safe
@@ -52,14 +59,20 @@ type Index struct {
 	bands        [4][]int32       // BandNone is nil: the identity list
 	updated      []uint64         // per position: updated_at as digits, descending
 	published    []uint64         // per position: created_at as digits
+	// createdNotAfterUpdated: no CVE's created_at is after its
+	// updated_at, so published_since can start from updated_since's cut.
+	createdNotAfterUpdated bool
+	noCPE, noCVSS          int // CVEs without any CPE, without any CVSS score
 
 	vendors      [][]byte // vendor summaries, name ascending
 	vendorByName map[string]*vendor
+	vendorSearch searchText
 
 	reports    [][]byte // report summaries, newest first
 	reportByID map[string]*report
 
-	counts Counts
+	counts  Counts
+	readyAt time.Time // when BuildEntries finished
 }
 
 // Counts are the sizes of an Index, for logs and manifests.
@@ -78,6 +91,7 @@ type vendor struct {
 	products [][]byte // product summaries, name ascending
 	byName   map[string]*product
 	cves     []int32
+	search   searchText // over the products
 }
 
 type product struct {
@@ -136,6 +150,7 @@ func BuildEntries(cwes []CWE, cves []CVEEntry, reports []Report, meta Meta) (*In
 	if err := ix.buildReports(reports); err != nil {
 		return nil, err
 	}
+	ix.readyAt = time.Now()
 	return ix, nil
 }
 
@@ -258,6 +273,7 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	ix.cveByName = make(map[string]int32, n)
 	ix.updated = make([]uint64, n)
 	ix.published = make([]uint64, n)
+	ix.createdNotAfterUpdated = true
 	for i, k := range order {
 		e := &in[k]
 		pos := int32(i)
@@ -268,6 +284,15 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		ix.cveBodies[i] = e.body
 		ix.cveSummaries[i] = e.body[:e.summaryEnd:e.summaryEnd]
 		ix.updated[i], ix.published[i] = e.updated, e.published
+		if e.published > e.updated {
+			ix.createdNotAfterUpdated = false
+		}
+		if len(e.cpes) == 0 {
+			ix.noCPE++
+		}
+		if e.band == BandNone {
+			ix.noCVSS++
+		}
 		if e.band != BandNone {
 			ix.bands[e.band] = append(ix.bands[e.band], pos)
 		}
@@ -369,6 +394,7 @@ func newVendor(name string, a *vendorAcc) *vendor {
 		products: make([][]byte, len(pnames)),
 		byName:   make(map[string]*product, len(pnames)),
 		cves:     slices.Clip(a.cves),
+		search:   newSearchText(pnames),
 	}
 	for k, pname := range pnames {
 		pa := a.products[pname]
@@ -407,6 +433,7 @@ func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
 		ix.counts.Products += len(v.products)
 	}
 	ix.counts.Vendors = len(names)
+	ix.vendorSearch = newSearchText(names)
 }
 
 type reportSummary struct {

@@ -11,6 +11,9 @@ type List struct {
 	// open: each item is an object without its closing brace (a CVE
 	// summary is a prefix of the CVE body), added as it is appended.
 	open bool
+	// ix is the index of a CVE list (src is its summaries or bodies, in
+	// list order), for the filters of filter.go; nil for other lists.
+	ix *Index
 }
 
 func direct(items [][]byte) List              { return List{src: items} }
@@ -20,7 +23,7 @@ func indirect(src [][]byte, ids []int32) List { return List{src: src, ids: ids, 
 // all is set.
 func (ix *Index) cveList(ids []int32, all bool) List {
 	l := indirect(ix.cveSummaries, ids)
-	l.sub, l.open = !all, true
+	l.sub, l.open, l.ix = !all, true, ix
 	return l
 }
 

@@ -105,6 +105,7 @@ type metricsRecord struct {
 // only. Any problem is an error naming the file; nothing partial is
 // returned.
 func Load(dir string) (*index.Index, Manifest, error) {
+	start := time.Now()
 	m, id, err := readManifest(dir)
 	if err != nil {
 		return nil, Manifest{}, err
@@ -134,7 +135,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
-	ix, err := buildIndex(dir, m, id, cwes, entries, reports)
+	ix, err := buildIndex(dir, m, id, start, cwes, entries, reports)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -143,8 +144,12 @@ func Load(dir string) (*index.Index, Manifest, error) {
 
 // buildIndex builds a snapshot's index and checks its counts against the
 // manifest's.
-func buildIndex(dir string, m Manifest, id string, cwes []index.CWE, entries []index.CVEEntry, reports []index.Report) (*index.Index, error) {
-	ix, err := index.BuildEntries(cwes, entries, reports, index.Meta{ID: id, BuiltAt: m.BuiltAt})
+func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, reports []index.Report) (*index.Index, error) {
+	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start}
+	for _, in := range m.Inputs {
+		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})
+	}
+	ix, err := index.BuildEntries(cwes, entries, reports, meta)
 	if err != nil {
 		return nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
 	}
@@ -174,7 +179,7 @@ func Validate(dir string) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
 		}
 	}
-	if _, err := buildIndex(dir, s.Manifest, s.ID, s.Data.CWEs, entries, s.Data.Reports); err != nil {
+	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.Data.Reports); err != nil {
 		return Manifest{}, err
 	}
 	for _, key := range sortedKeys(dataFiles) {

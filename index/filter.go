@@ -1,0 +1,155 @@
+package index
+
+import (
+	"slices"
+	"sort"
+	"time"
+)
+
+// The CVE lists (every CVE, a band, a CWE's, a vendor's, a product's) are
+// position lists: ascending positions into one order, newest updated_at
+// first. So "updated since t" is a prefix of any of them, found by binary
+// search, and the conjunction of two filters is the intersection of two
+// sorted lists. Nothing here scans every CVE.
+
+// TimeKey returns the key of t that the since filters take: its UTC
+// digits YYYYMMDDHHMMSS, which order like the times they name. Fractions
+// of a second are dropped, so "since 10:00:00.5" includes 10:00:00.
+func TimeKey(t time.Time) uint64 {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	if y < 0 || y > 9999 {
+		if y < 0 {
+			return 0
+		}
+		return 99991231235959
+	}
+	return ((((uint64(y)*100+uint64(mo))*100+uint64(d))*100+uint64(h))*100+uint64(mi))*100 + uint64(s)
+}
+
+// isCVEList reports whether l lists CVE summaries of ix.
+func (l List) isCVEList() bool { return l.ix != nil }
+
+// positions returns l's CVE positions: its ids, or for the whole list
+// (or a prefix of it) every position below its length.
+func (l List) positions() ([]int32, bool) {
+	if l.sub {
+		return l.ids, true
+	}
+	return nil, false
+}
+
+// UpdatedSince returns the CVEs of l whose updated_at is at or after the
+// time key t (see TimeKey). It allocates nothing: the result is a prefix
+// of l. l must be a CVE list; other lists come back unchanged.
+func (l List) UpdatedSince(t uint64) List {
+	if !l.isCVEList() || t == 0 {
+		return l
+	}
+	updated := l.ix.updated
+	if ids, ok := l.positions(); ok {
+		n := sort.Search(len(ids), func(i int) bool { return updated[ids[i]] < t })
+		l.ids = ids[:n:n]
+		return l
+	}
+	n := sort.Search(len(l.src), func(i int) bool { return updated[i] < t })
+	l.src = l.src[:n:n]
+	return l
+}
+
+// PublishedSince returns the CVEs of l whose created_at is at or after the
+// time key t. When no CVE of the index was created after it was last
+// updated (NVD's records never are), only the CVEs updated since t can
+// qualify, so only that prefix of l is looked at.
+func (l List) PublishedSince(t uint64) List {
+	if !l.isCVEList() || t == 0 {
+		return l
+	}
+	if l.ix.createdNotAfterUpdated {
+		l = l.UpdatedSince(t)
+	}
+	published := l.ix.published
+	var out []int32
+	if ids, ok := l.positions(); ok {
+		for _, p := range ids {
+			if published[p] >= t {
+				out = append(out, p)
+			}
+		}
+	} else {
+		for p := range l.src {
+			if published[p] >= t {
+				out = append(out, int32(p))
+			}
+		}
+	}
+	return l.ix.cveList(orEmpty(out), false)
+}
+
+// And returns the CVEs in both l and m, two CVE lists of one index, in
+// list order. The smaller list is walked and each of its positions looked
+// up in the larger with a galloping search, so the cost follows the
+// smaller list's length.
+func (l List) And(m List) List {
+	if !l.isCVEList() || !m.isCVEList() {
+		return l
+	}
+	a, aok := l.positions()
+	b, bok := m.positions()
+	switch {
+	case !aok && !bok: // two prefixes of the whole list: the shorter
+		if len(m.src) < len(l.src) {
+			return m
+		}
+		return l
+	case !aok: // a prefix of the whole list: m's positions below its end
+		n, _ := slices.BinarySearch(b, int32(len(l.src)))
+		m.ids = b[:n:n]
+		return m
+	case !bok:
+		return m.And(l)
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	var out []int32
+	lo := 0
+	for _, p := range a {
+		// Gallop: double the step until b[lo+step] >= p, then binary search.
+		step := 1
+		for lo+step < len(b) && b[lo+step] < p {
+			step *= 2
+		}
+		hi := min(lo+step+1, len(b))
+		i, found := slices.BinarySearch(b[lo:hi], p)
+		lo += i
+		if found {
+			out = append(out, p)
+		}
+		if lo >= len(b) {
+			break
+		}
+	}
+	return l.ix.cveList(orEmpty(out), false)
+}
+
+// Bodies returns the full CVE bodies of a CVE list's items, in order; for
+// any other list, the list itself.
+func (l List) Bodies() List {
+	if !l.isCVEList() {
+		return l
+	}
+	b := l
+	b.open = false
+	if b.sub {
+		b.src = l.ix.cveBodies
+	} else {
+		b.src = l.ix.cveBodies[:len(l.src)]
+	}
+	return b
+}
+
+// Item returns the i-th item's bytes (0 <= i < Len), without the closing
+// brace of an open summary: see AppendPage for whole items.
+func (l List) Item(i int) []byte { return l.item(i) }

@@ -1,0 +1,136 @@
+package index
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// positionsOf lists l's CVE positions.
+func positionsOf(l List) []int32 {
+	if l.sub {
+		return l.ids
+	}
+	out := make([]int32, len(l.src))
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
+func TestAndMatchesNaive(t *testing.T) {
+	ix := &Index{cveSummaries: make([][]byte, 5000), cveBodies: make([][]byte, 5000)}
+	r := rand.New(rand.NewPCG(1, 2))
+	random := func(density float64) List {
+		var ids []int32
+		for p := range int32(5000) {
+			if r.Float64() < density {
+				ids = append(ids, p)
+			}
+		}
+		return ix.cveList(orEmpty(ids), false)
+	}
+	naive := func(a, b []int32) []int32 {
+		out := []int32{}
+		for _, p := range a {
+			if _, ok := slices.BinarySearch(b, p); ok {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	all := ix.cveList(nil, true)
+	prefix := all
+	prefix.src = prefix.src[:1234]
+	for i := range 200 {
+		x, y := random(r.Float64()*0.3), random(r.Float64())
+		if i%7 == 0 {
+			x = ix.NoCVEs()
+		}
+		for _, pair := range [][2]List{{x, y}, {y, x}, {all, y}, {y, all}, {prefix, y}, {y, prefix}, {all, prefix}} {
+			want := naive(positionsOf(pair[0]), positionsOf(pair[1]))
+			if got := positionsOf(pair[0].And(pair[1])); !cmp.Equal(want, got) {
+				t.Fatalf("And: %d and %d positions: got %d, want %d", pair[0].Len(), pair[1].Len(), len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestPublishedSinceCreatedAfterUpdated: when some CVE says it was created
+// after it was last updated, published_since must not trust the
+// updated_at order.
+func TestPublishedSinceCreatedAfterUpdated(t *testing.T) {
+	mk := func(name, created, updated string) CVE {
+		return CVE{Name: name, Summary: "s", CreatedAt: created, UpdatedAt: updated}
+	}
+	for _, odd := range []bool{false, true} {
+		d := &Data{CVEs: []CVE{
+			mk("CVE-2024-0001", "2024-01-01 00:00:00Z", "2024-03-01 00:00:00Z"),
+			mk("CVE-2024-0002", "2024-01-05 00:00:00Z", "2024-02-01 00:00:00Z"),
+		}}
+		if odd {
+			// Created 2024-06-01, updated before that: last in list order.
+			d.CVEs = append(d.CVEs, mk("CVE-2024-0003", "2024-06-01 00:00:00Z", "2024-01-02 00:00:00Z"))
+		}
+		ix, err := Build(d, Meta{ID: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.createdNotAfterUpdated == odd {
+			t.Errorf("odd=%v: createdNotAfterUpdated %v", odd, ix.createdNotAfterUpdated)
+		}
+		got := ix.CVEs(BandNone).PublishedSince(TimeKey(time.Date(2024, 1, 3, 0, 0, 0, 0, time.UTC)))
+		want := []int32{1}
+		if odd {
+			want = []int32{1, 2}
+		}
+		if !cmp.Equal(positionsOf(got), want) {
+			t.Errorf("odd=%v: published since 2024-01-03: positions %v, want %v", odd, positionsOf(got), want)
+		}
+	}
+}
+
+func TestTimeKey(t *testing.T) {
+	for _, tc := range []struct {
+		t    time.Time
+		want uint64
+	}{
+		{time.Date(2024, 2, 29, 23, 59, 59, 999, time.UTC), 20240229235959},
+		{time.Date(2024, 3, 1, 1, 0, 0, 0, time.FixedZone("x", 3600)), 20240301000000},
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), 10101000000},
+		{time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), 99991231235959},
+		{time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+	} {
+		if got := TimeKey(tc.t); got != tc.want {
+			t.Errorf("TimeKey(%v) = %d, want %d", tc.t, got, tc.want)
+		}
+	}
+	if got := formatTimeKey(20240301000000); got != "2024-03-01 00:00:00Z" {
+		t.Errorf("formatTimeKey: %s", got)
+	}
+}
+
+func TestSearchText(t *testing.T) {
+	names := []string{"acme", "apache_software_foundation", "beta", "microsoft", "x"}
+	st := newSearchText(names)
+	for _, tc := range []struct {
+		q    string
+		want []int32
+	}{
+		{"A", []int32{0, 1, 2}},
+		{"apache software", []int32{1}}, // the human name has spaces
+		{"apache_software", []int32{1}},
+		{"soft", []int32{1, 3}},
+		{"x", []int32{4}},
+		{"ex", []int32{}}, // never across two items
+		{"e\x00", []int32{}},
+		{"", []int32{}},
+	} {
+		if got := st.find(tc.q); !cmp.Equal(got, tc.want) {
+			t.Errorf("find(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package index
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+)
+
+// searchText finds the items of a name-ordered list (vendors, or one
+// vendor's products) whose name or human name holds a string, ignoring
+// case: one lower-cased text of every item's "name\x00human_name\x00",
+// searched with bytes.Index, so a query costs a pass of a fast substring
+// search over a few megabytes at most, never a per-item loop.
+type searchText struct {
+	text []byte
+	ends []int32 // ends[i]: the text offset just past item i
+}
+
+func newSearchText(names []string) searchText {
+	n := 0
+	for _, name := range names {
+		n += 2*len(name) + 8
+	}
+	st := searchText{text: make([]byte, 0, n), ends: make([]int32, len(names))}
+	for i, name := range names {
+		st.text = appendLower(st.text, name)
+		st.text = append(st.text, 0)
+		st.text = appendLower(st.text, HumanName(name))
+		st.text = append(st.text, 0)
+		st.ends[i] = int32(len(st.text))
+	}
+	st.text = slices.Clip(st.text)
+	return st
+}
+
+func appendLower(dst []byte, s string) []byte { return append(dst, strings.ToLower(s)...) }
+
+// find returns the positions of the items holding q, ascending. An empty
+// q holds nothing here; callers treat it as no filter.
+func (st *searchText) find(q string) []int32 {
+	out := []int32{}
+	needle := []byte(strings.ToLower(q))
+	if len(needle) == 0 || bytes.IndexByte(needle, 0) >= 0 {
+		return out
+	}
+	from := 0
+	for from < len(st.text) {
+		i := bytes.Index(st.text[from:], needle)
+		if i < 0 {
+			break
+		}
+		at := int32(from + i)
+		// The item holding offset at: the first whose end is past it.
+		item, _ := slices.BinarySearch(st.ends, at+1)
+		out = append(out, int32(item))
+		from = int(st.ends[item])
+	}
+	return out
+}
+
+// SearchVendors lists the vendors whose name or human_name holds q,
+// ignoring case, in name order. An empty q lists every vendor.
+func (ix *Index) SearchVendors(q string) List {
+	if q == "" {
+		return ix.Vendors()
+	}
+	return indirect(ix.vendors, ix.vendorSearch.find(q))
+}
+
+// SearchProducts lists the vendor's products whose name or human_name
+// holds q, ignoring case, in name order; ok is false when there is no such
+// vendor. An empty q lists every product.
+func (ix *Index) SearchProducts(vendorName, q string) (l List, ok bool) {
+	v, ok := ix.vendorByName[vendorName]
+	if !ok {
+		return List{}, false
+	}
+	if q == "" {
+		return direct(v.products), true
+	}
+	return indirect(v.products, v.search.find(q)), true
+}

@@ -1,0 +1,52 @@
+package index
+
+import (
+	"strconv"
+	"time"
+)
+
+// Input is one upstream file a snapshot was built from.
+type Input struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Status is what GET /status tells about the loaded snapshot.
+type Status struct {
+	Meta
+	// NewestUpdate is the latest updated_at of any CVE (the NVD
+	// lastModified the data is current to); "" when there are no CVEs.
+	NewestUpdate string
+	Counts       Counts
+	// LoadDuration is from the start of the load (Meta.LoadStarted) to
+	// the index being ready; 0 when the start is not known.
+	LoadDuration time.Duration
+	// NoCPE and NoCVSS count the CVEs without any CPE and without any
+	// CVSS score: NVD's enrichment backlog.
+	NoCPE, NoCVSS int
+}
+
+// Status returns the snapshot's identity, provenance, counts and gaps.
+func (ix *Index) Status() Status {
+	st := Status{Meta: ix.meta, Counts: ix.counts, NoCPE: ix.noCPE, NoCVSS: ix.noCVSS}
+	if len(ix.updated) > 0 {
+		st.NewestUpdate = formatTimeKey(ix.updated[0])
+	}
+	if !ix.meta.LoadStarted.IsZero() {
+		st.LoadDuration = ix.readyAt.Sub(ix.meta.LoadStarted)
+	}
+	return st
+}
+
+// formatTimeKey writes a time key (YYYYMMDDHHMMSS) in the API's form.
+func formatTimeKey(k uint64) string {
+	d := strconv.FormatUint(k, 10)
+	for len(d) < 14 {
+		d = "0" + d
+	}
+	return d[0:4] + "-" + d[4:6] + "-" + d[6:8] + " " + d[8:10] + ":" + d[10:12] + ":" + d[12:14] + "Z"
+}
+
+// NoCVEs is an empty CVE list, for a filter that names nothing.
+func (ix *Index) NoCVEs() List { return ix.cveList([]int32{}, false) }
