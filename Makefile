@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench bench-load soak fuzz demo sample refresh clean
+.PHONY: build run test vet bench bench-load soak lb-test fuzz demo sample refresh clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -35,6 +35,13 @@ bench-load: build
 # few corrupt ones (see bench/README.md). Installs wrk with apt when missing.
 soak: build
 	bash bench/soak.sh
+
+# Two replicas behind nginx under wrk while new snapshots roll through them
+# (SIGHUP one at a time) and each is restarted in turn (see bench/README.md).
+# Fails on any failed request. Installs wrk and nginx with apt when missing.
+# Takes about 90 seconds.
+lb-test: build
+	bash bench/lbtest.sh
 
 # Runs every fuzz target for FUZZTIME each.
 fuzz:
