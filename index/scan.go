@@ -35,8 +35,20 @@ type CVEEntry struct {
 }
 
 // cpeRef is what the index needs of one CPE: views into the body (or,
-// for a value with JSON escapes, a decoded copy).
-type cpeRef struct{ vendor, product, version string }
+// for a value with JSON escapes, a decoded copy). bounds is nil unless
+// the CPE has a range bound: most have none, and a pointer keeps the
+// entries of a full snapshot small while it loads.
+type cpeRef struct {
+	vendor, product, version string
+	bounds                   *cpeBounds
+	vulnerable               bool
+}
+
+// cpeBounds are a CPE's range bounds, NVD's text as the body holds it
+// (maybe CPE-escaped); "" is no bound.
+type cpeBounds struct {
+	startIncluding, startExcluding, endIncluding, endExcluding string
+}
 
 // Name is the CVE's name, as served.
 func (e *CVEEntry) Name() string { return e.name }
@@ -105,7 +117,11 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 			it := cpeIter{s: s}
 			e.cpes = []cpeRef{}
 			for it.next() {
-				e.cpes = append(e.cpes, cpeRef{view(it.vendor), view(it.product), view(it.version)})
+				r := cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version), vulnerable: it.vulnerable}
+				if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3]) > 0 {
+					r.bounds = &cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3])}
+				}
+				e.cpes = append(e.cpes, r)
 			}
 			if it.err != nil {
 				return e.fail(&it.s, "bad cpes")
@@ -247,10 +263,15 @@ func (s *scanner) arrayNext(started *bool) (more, ok bool) {
 
 // cpeIter walks a "cpes" array, checking its syntax and yielding each
 // element's vendor, product and version (CPE escaping already removed by
-// the loader; JSON escapes removed here).
+// the loader; JSON escapes removed here), its vulnerable flag and its
+// range bounds (start including, start excluding, end including, end
+// excluding; empty when absent). vulnerable must be
+// true or false and each bound a string, as strictly as the components.
 type cpeIter struct {
 	s                        scanner
 	vendor, product, version []byte
+	bounds                   [4][]byte
+	vulnerable               bool
 	err                      error
 	started                  bool
 }
@@ -266,6 +287,7 @@ func (it *cpeIter) next() bool {
 		return false
 	}
 	it.vendor, it.product, it.version = nil, nil, nil
+	it.bounds, it.vulnerable = [4][]byte{}, false
 	if !s.eat('{') {
 		return it.fail()
 	}
@@ -277,22 +299,27 @@ func (it *cpeIter) next() bool {
 		if !ok {
 			return it.fail()
 		}
-		var dst *[]byte
 		switch string(key) {
 		case "vendor":
-			dst = &it.vendor
+			it.vendor, ok = s.text()
 		case "product":
-			dst = &it.product
+			it.product, ok = s.text()
 		case "version":
-			dst = &it.version
+			it.version, ok = s.text()
+		case "vulnerable":
+			it.vulnerable, ok = s.boolean()
+		case "version_start_including":
+			it.bounds[0], ok = s.text()
+		case "version_start_excluding":
+			it.bounds[1], ok = s.text()
+		case "version_end_including":
+			it.bounds[2], ok = s.text()
+		case "version_end_excluding":
+			it.bounds[3], ok = s.text()
+		default:
+			ok = s.value(0)
 		}
-		if dst != nil {
-			v, ok := s.text()
-			if !ok {
-				return it.fail()
-			}
-			*dst = v
-		} else if !s.value(0) {
+		if !ok {
 			return it.fail()
 		}
 		if s.eat(',') {
@@ -540,6 +567,15 @@ func (s *scanner) value(depth int) bool {
 		return s.number()
 	}
 	return false
+}
+
+// boolean reads true or false.
+func (s *scanner) boolean() (v, ok bool) {
+	s.ws()
+	if s.literal("true") {
+		return true, true
+	}
+	return false, s.literal("false")
 }
 
 func (s *scanner) literal(lit string) bool {

@@ -19,6 +19,8 @@ func TestScanCVE(t *testing.T) {
 			{ID: 1, URI: `cpe:2.3:a:notepad-plus-plus:notepad\+\+:8.5:*:*:*:*:*:*:*`, Vendor: "notepad-plus-plus", Product: "notepad++", Version: "8.5", Vulnerable: true},
 			{ID: 2, URI: "cpe:2.3:a:v:p:*:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "*", VersionEndExcluding: "2.0"},
 			{ID: 3, URI: `cpe:2.3:a:q\"uote:p:-:*:*:*:*:*:*:*`, Vendor: `q"uote`, Product: "p", Version: "-"},
+			{ID: 4, URI: "cpe:2.3:a:v:p:*:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "*", Vulnerable: true,
+				VersionStartIncluding: `11.5\(1\)`, VersionStartExcluding: `"a"`, VersionEndIncluding: "2", VersionEndExcluding: "3"},
 		},
 		CWEs:       []string{"CWE-79", "CWE-787"},
 		CVSS:       CVSS{Source: &src, Score: 7.5},
@@ -32,8 +34,13 @@ func TestScanCVE(t *testing.T) {
 	if e.Name() != "CVE-2024-10001" || e.year != 2024 || e.num != 10001 || e.updated != 20240607080910 || e.band != BandHigh {
 		t.Errorf("entry %s %d %d %d %v", e.Name(), e.year, e.num, e.updated, e.band)
 	}
-	want := []cpeRef{{"notepad-plus-plus", "notepad++", "8.5"}, {"v", "p", "*"}, {`q"uote`, "p", "-"}}
-	if diff := cmp.Diff(want, e.cpes, cmp.AllowUnexported(cpeRef{})); diff != "" {
+	want := []cpeRef{
+		{vendor: "notepad-plus-plus", product: "notepad++", version: "8.5", vulnerable: true},
+		{vendor: "v", product: "p", version: "*", bounds: &cpeBounds{endExcluding: "2.0"}},
+		{vendor: `q"uote`, product: "p", version: "-"},
+		{vendor: "v", product: "p", version: "*", vulnerable: true, bounds: &cpeBounds{`11.5\(1\)`, `"a"`, "2", "3"}},
+	}
+	if diff := cmp.Diff(want, e.cpes, cmp.AllowUnexported(cpeRef{}, cpeBounds{})); diff != "" {
 		t.Errorf("cpes (-want +got):\n%s", diff)
 	}
 	if string(e.cwes) != `["CWE-79","CWE-787"]` {
@@ -73,6 +80,9 @@ func TestScanCVERejects(t *testing.T) {
 		{"no cvss", strings.Replace(good, `"cvss":{"score":0},`, ``, 1), "missing members"},
 		{"cpes not an array", strings.Replace(good, `"cpes":[]`, `"cpes":{}`, 1), "bad cpes"},
 		{"cpes of strings", strings.Replace(good, `"cpes":[]`, `"cpes":["a"]`, 1), "bad cpes"},
+		{"vulnerable not a boolean", strings.Replace(good, `"cpes":[]`, `"cpes":[{"vulnerable":1}]`, 1), "bad cpes"},
+		{"vulnerable null", strings.Replace(good, `"cpes":[]`, `"cpes":[{"vulnerable":null}]`, 1), "bad cpes"},
+		{"bound not a string", strings.Replace(good, `"cpes":[]`, `"cpes":[{"version_end_excluding":2}]`, 1), "bad cpes"},
 		{"bad score", strings.Replace(good, `"score":0`, `"score":"7"`, 1), "bad cvss"},
 		{"bad number", strings.Replace(good, `"score":0`, `"score":01`, 1), "bad cvss"},
 		{"control character", strings.Replace(good, `"summary":"s"`, "\"summary\":\"a\nb\"", 1), "bad value of summary"},
@@ -95,6 +105,9 @@ func FuzzScanCVE(f *testing.F) {
 	f.Add(EncodeCVE(&CVE{Name: "CVE-2024-0001", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z",
 		CPEs: []CPE{{URI: "u", Vendor: `v\"`, Product: "p", Version: "1"}}, CWEs: []string{"CWE-79"},
 		CVSS: CVSS{Source: &src, Score: 4.3}, References: []Reference{{Link: "l"}}}))
+	f.Add(EncodeCVE(&CVE{Name: "CVE-2024-0002", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z",
+		CPEs: []CPE{{URI: "u", Vendor: "v", Product: "p", Version: "*", Vulnerable: true,
+			VersionStartIncluding: `11.5\(1\)`, VersionStartExcluding: "1", VersionEndIncluding: "2", VersionEndExcluding: "3"}}}))
 	f.Add([]byte(`{"name":"CVE-2024-0001","summary":"","created_at":"","updated_at":"2024-01-01 00:00:00Z","cpes":[{}],"cwes":[],"cvss":{},"references":[1,true,null,-1.5e3]}`))
 	f.Add([]byte(`{"name":"CVE-2024-0001"`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -125,8 +138,15 @@ func FuzzScanCVE(f *testing.F) {
 			t.Fatalf("scan of EncodeCVE(%+v) gave %+v", c, e2)
 		}
 		for i, p := range c.CPEs {
-			if got := e2.cpes[i]; got != (cpeRef{p.Vendor, p.Product, p.Version}) {
-				t.Fatalf("cpe %d: %+v, record has %+v", i, got, p)
+			got := e2.cpes[i]
+			var b cpeBounds
+			if got.bounds != nil {
+				b = *got.bounds
+			}
+			if got.vendor != p.Vendor || got.product != p.Product || got.version != p.Version || got.vulnerable != p.Vulnerable ||
+				b != (cpeBounds{p.VersionStartIncluding, p.VersionStartExcluding, p.VersionEndIncluding, p.VersionEndExcluding}) ||
+				(got.bounds != nil) != (b != cpeBounds{}) {
+				t.Fatalf("cpe %d: %+v %+v, record has %+v", i, got, b, p)
 			}
 		}
 	})
