@@ -97,6 +97,7 @@ type vendor struct {
 type product struct {
 	body []byte // {"name","human_name","versions"}
 	cves []int32
+	aff  *affected // for ProductCVEsAt; nil when no CPE of the product is vulnerable
 }
 
 type report struct {
@@ -223,6 +224,7 @@ type vendorAcc struct {
 type productAcc struct {
 	cves     []int32
 	versions []string // with repeats, until the product is built
+	matchAcc          // the vulnerable CPEs, for ProductCVEsAt
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry) error {
@@ -353,6 +355,9 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 			if IsName(r.version) {
 				p.versions = append(p.versions, r.version)
 			}
+			if r.vulnerable {
+				p.addMatch(&r, pos)
+			}
 		}
 	}
 	return acc
@@ -378,6 +383,7 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 				}
 				pb.cves = append(pb.cves, pa.cves...)
 				pb.versions = append(pb.versions, pa.versions...)
+				pb.matchAcc.join(&pa.matchAcc)
 			}
 		}
 	}
@@ -404,7 +410,7 @@ func newVendor(name string, a *vendorAcc) *vendor {
 		slices.SortFunc(versions, CompareVersions)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
-		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves)}
+		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), aff: pa.matchAcc.build()}
 	}
 	return v
 }
