@@ -1,0 +1,933 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader"
+)
+
+// These tests keep openapi.json and the server in step, in both
+// directions: every route is documented and every documented path is a
+// route; every body the server sends, every golden body and every example
+// in the document validates against the document's schema for its
+// endpoint and status; every header the server sends is documented and
+// every required one is sent; every documented status and error message
+// really comes from the server.
+
+// docURL is the name the schema compiler knows the document by; a schema
+// in it is compiled as docURL + "#" + its JSON pointer.
+const docURL = "openapi.json"
+
+// apiDoc is openapi.json parsed as the validator parses (numbers as
+// json.Number), and a compiler holding it whole as one resource, so that
+// "#/components/schemas/X" references resolve inside it.
+type apiDoc struct {
+	root     map[string]any
+	compiler *jsonschema.Compiler
+	schemas  map[string]*jsonschema.Schema // by pointer
+}
+
+func loadDoc(t testing.TB) *apiDoc {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(openAPI))
+	if err != nil {
+		t.Fatalf("openapi.json is not JSON: %v", err)
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("openapi.json holds a %T, not an object", v)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource(docURL, v); err != nil {
+		t.Fatal(err)
+	}
+	return &apiDoc{root: root, compiler: c, schemas: map[string]*jsonschema.Schema{}}
+}
+
+// ptr joins JSON pointer tokens into a pointer, each token escaped as
+// RFC 6901 asks and then for a URI fragment ("/paths/~1cwe~1%7Bname%7D").
+func ptr(tokens ...string) string {
+	var b strings.Builder
+	for _, tok := range tokens {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+		b.WriteString("/" + url.PathEscape(tok))
+	}
+	return b.String()
+}
+
+// at returns the value at pointer p, as ptr writes pointers.
+func (d *apiDoc) at(p string) (any, bool) {
+	var v any = d.root
+	if p == "" {
+		return v, true
+	}
+	for _, tok := range strings.Split(p[1:], "/") {
+		tok, err := url.PathUnescape(tok)
+		if err != nil {
+			return nil, false
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// object returns the object at p, following $ref (every one here is
+// local), and the pointer it ends at.
+func (d *apiDoc) object(t testing.TB, p string) (map[string]any, string) {
+	t.Helper()
+	for range 10 {
+		v, ok := d.at(p)
+		if !ok {
+			t.Fatalf("openapi.json: nothing at #%s", p)
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("openapi.json: #%s holds a %T, not an object", p, v)
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m, p
+		}
+		if !strings.HasPrefix(ref, "#") {
+			t.Fatalf("openapi.json: #%s: $ref %q is not in the document", p, ref)
+		}
+		p = ref[1:]
+	}
+	t.Fatalf("openapi.json: $ref chain ending at #%s is too long", p)
+	return nil, ""
+}
+
+// schema returns the compiled schema at p.
+func (d *apiDoc) schema(t testing.TB, p string) *jsonschema.Schema {
+	t.Helper()
+	if s, ok := d.schemas[p]; ok {
+		return s
+	}
+	s, err := d.compiler.Compile(docURL + "#" + p)
+	if err != nil {
+		t.Fatalf("compile the schema at #%s: %v", p, err)
+	}
+	d.schemas[p] = s
+	return s
+}
+
+// response returns the pointer of the response documented for method
+// ("get" or "head") and status on route, $ref followed.
+func (d *apiDoc) response(t testing.TB, route, method string, status int) (string, bool) {
+	t.Helper()
+	p := ptr("paths", docPath(route), method, "responses", strconv.Itoa(status))
+	if _, ok := d.at(p); !ok {
+		return "", false
+	}
+	_, p = d.object(t, p)
+	return p, true
+}
+
+// params returns the parameters of operation method of path docPath,
+// the path item's and the operation's, keyed by "in name".
+func (d *apiDoc) params(t testing.TB, path, method string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, p := range []string{ptr("paths", path), ptr("paths", path, method)} {
+		v, _ := d.at(p + "/parameters")
+		list, _ := v.([]any)
+		for i := range list {
+			prm, _ := d.object(t, p+"/parameters/"+strconv.Itoa(i))
+			in, _ := prm["in"].(string)
+			name, _ := prm["name"].(string)
+			out[in+" "+name] = prm
+		}
+	}
+	return out
+}
+
+// walk calls f for every object and array element of the document, with
+// its pointer; f returns false to skip what is inside.
+func (d *apiDoc) walk(f func(p string, v any) bool) {
+	var rec func(p string, v any)
+	rec = func(p string, v any) {
+		if !f(p, v) {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range docKeys(x) {
+				rec(p+ptr(k), x[k])
+			}
+		case []any:
+			for i, e := range x {
+				rec(p+"/"+strconv.Itoa(i), e)
+			}
+		}
+	}
+	rec("", d.root)
+}
+
+// withSchema calls f for every object outside components.schemas that
+// holds a schema: media types, parameters and headers.
+func (d *apiDoc) withSchema(f func(p string, obj map[string]any)) {
+	d.walk(func(p string, v any) bool {
+		if p == "/components/schemas" {
+			return false
+		}
+		m, ok := v.(map[string]any)
+		if _, has := m["schema"]; ok && has {
+			f(p, m)
+			return false
+		}
+		return true
+	})
+}
+
+// docPath is a route's path as OpenAPI writes it: :name becomes {name}.
+func docPath(route string) string {
+	segs := strings.Split(route, "/")
+	for i, s := range segs {
+		if name, ok := strings.CutPrefix(s, ":"); ok {
+			segs[i] = "{" + name + "}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// routeParams lists the path parameters of a route.
+func routeParams(route string) []string {
+	var ps []string
+	for _, s := range strings.Split(route, "/") {
+		if name, ok := strings.CutPrefix(s, ":"); ok {
+			ps = append(ps, name)
+		}
+	}
+	return ps
+}
+
+// docMethods are the operations of every path: the API answers nothing
+// else (any other method gets 405, documented once, under
+// components.responses.MethodNotAllowed).
+var docMethods = []string{"get", "head"}
+
+func docKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	d := loadDoc(t)
+	if v, _ := d.root["openapi"].(string); !regexp.MustCompile(`^3\.1\.[0-9]+$`).MatchString(v) {
+		t.Errorf("openapi is %q, want 3.1.x", v)
+	}
+	if v := d.root["jsonSchemaDialect"]; v != "https://json-schema.org/draft/2020-12/schema" {
+		t.Errorf("jsonSchemaDialect is %v, want JSON Schema 2020-12", v)
+	}
+	paths, _ := d.root["paths"].(map[string]any)
+	ids := map[string]string{}
+	for _, path := range docKeys(paths) {
+		item, _ := paths[path].(map[string]any)
+		for k := range item {
+			if !slices.Contains([]string{"summary", "description", "parameters", "get", "head"}, k) {
+				t.Errorf("%s: %q: the API answers only GET and HEAD (any other method is 405, see components.responses.MethodNotAllowed)", path, k)
+			}
+		}
+		statuses := map[string][]string{}
+		for _, m := range docMethods {
+			op, ok := item[m].(map[string]any)
+			if !ok {
+				t.Errorf("%s: no %s operation: every path answers GET and HEAD", path, m)
+				continue
+			}
+			id, _ := op["operationId"].(string)
+			if other, dup := ids[id]; dup {
+				t.Errorf("%s %s: operationId %q, also %s's", m, path, id, other)
+			}
+			ids[id] = m + " " + path
+			// getX and headX: one name for the endpoint, the method before it.
+			getID, _ := d.at(ptr("paths", path, "get", "operationId"))
+			if g, _ := getID.(string); len(id) <= len(m) || !strings.HasPrefix(id, m) || id[len(m):] != strings.TrimPrefix(g, "get") {
+				t.Errorf("%s %s: operationId %q: want getX for GET and headX for HEAD (GET's is %q)", m, path, id, g)
+			}
+			if s, _ := op["summary"].(string); s == "" {
+				t.Errorf("%s %s: no summary", m, path)
+			}
+			res, _ := op["responses"].(map[string]any)
+			statuses[m] = docKeys(res)
+			for _, status := range docKeys(res) {
+				r, rp := d.object(t, ptr("paths", path, m, "responses", status))
+				_, hasBody := r["content"]
+				switch {
+				case m == "head" && hasBody:
+					t.Errorf("head %s %s: a HEAD response has no body, so no content (#%s)", path, status, rp)
+				case m == "get" && (status == "304") == hasBody:
+					t.Errorf("get %s %s: content is %v (#%s): every GET response but 304 has a JSON body", path, status, hasBody, rp)
+				}
+				if m == "get" && status == "200" {
+					ex, _ := d.at(rp + ptr("content", "application/json", "examples"))
+					if exs, _ := ex.(map[string]any); len(exs) == 0 {
+						t.Errorf("get %s 200: no examples", path)
+					}
+				}
+			}
+		}
+		if !slices.Equal(statuses["get"], statuses["head"]) {
+			t.Errorf("%s: GET documents statuses %v, HEAD %v: HEAD answers as GET does", path, statuses["get"], statuses["head"])
+		}
+	}
+
+	d.walk(func(p string, v any) bool {
+		if m, ok := v.(map[string]any); ok {
+			if ref, ok := m["$ref"].(string); ok {
+				if _, found := d.at(strings.TrimPrefix(ref, "#")); !strings.HasPrefix(ref, "#/") || !found {
+					t.Errorf("#%s: $ref %q leads nowhere", p, ref)
+				}
+			}
+		}
+		return true
+	})
+
+	// Every schema is a JSON Schema 2020-12 schema and compiles.
+	meta, err := d.compiler.Compile("https://json-schema.org/draft/2020-12/schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemas []string
+	comp, _ := d.at("/components/schemas")
+	for _, k := range docKeys(comp.(map[string]any)) {
+		schemas = append(schemas, ptr("components", "schemas", k))
+	}
+	d.withSchema(func(p string, _ map[string]any) { schemas = append(schemas, p+"/schema") })
+	for _, p := range schemas {
+		v, _ := d.at(p)
+		if err := meta.Validate(v); err != nil {
+			t.Errorf("#%s is not a JSON Schema 2020-12 schema: %v", p, err)
+		}
+		d.schema(t, p)
+	}
+	if len(schemas) < 40 {
+		t.Errorf("checked %d schemas, want at least 40", len(schemas))
+	}
+}
+
+func TestOpenAPIPathsMatchRoutes(t *testing.T) {
+	d := loadDoc(t)
+	paths, _ := d.root["paths"].(map[string]any)
+	undocumented := map[string]bool{}
+	for p := range paths {
+		undocumented[p] = true
+	}
+	for _, rt := range routes {
+		path := docPath(rt.path)
+		if !undocumented[path] {
+			t.Errorf("route %s (routes.go) is not in openapi.json: document it under paths as %q", rt.path, path)
+			continue
+		}
+		delete(undocumented, path)
+		for _, m := range docMethods {
+			if _, ok := paths[path].(map[string]any)[m]; !ok {
+				continue // TestOpenAPIDocument says so
+			}
+			declared := map[string]bool{}
+			for key, prm := range d.params(t, path, m) {
+				if name, ok := strings.CutPrefix(key, "path "); ok {
+					declared[name] = true
+					if prm["required"] != true {
+						t.Errorf("%s %s: path parameter %q lacks required: true", m, path, name)
+					}
+				}
+			}
+			for _, name := range routeParams(rt.path) {
+				if !declared[name] {
+					t.Errorf("%s %s: parameter %q of route %s is not declared in openapi.json", m, path, name, rt.path)
+				}
+				delete(declared, name)
+			}
+			for _, name := range docKeys(declared) {
+				t.Errorf("%s %s: openapi.json declares path parameter %q, which route %s lacks", m, path, name, rt.path)
+			}
+		}
+	}
+	for _, p := range docKeys(undocumented) {
+		t.Errorf("openapi.json documents %s, which is no route in routes.go", p)
+	}
+}
+
+func TestOpenAPIExamples(t *testing.T) {
+	d := loadDoc(t)
+	n := 0
+	d.withSchema(func(p string, obj map[string]any) {
+		if _, ok := obj["example"]; ok {
+			t.Errorf("#%s: write examples, not example", p)
+		}
+		exs, _ := obj["examples"].(map[string]any)
+		for _, name := range docKeys(exs) {
+			ex, ep := d.object(t, p+ptr("examples", name))
+			v, ok := ex["value"]
+			if !ok {
+				t.Errorf("#%s: an example without a value", ep)
+				continue
+			}
+			if err := d.schema(t, p+"/schema").Validate(v); err != nil {
+				t.Errorf("example #%s does not validate against #%s/schema: %v", ep, p, err)
+			}
+			n++
+		}
+	})
+	comp, _ := d.at("/components/schemas")
+	for _, k := range docKeys(comp.(map[string]any)) {
+		p := ptr("components", "schemas", k)
+		v, _ := d.at(p + "/examples")
+		exs, _ := v.([]any)
+		for i, ex := range exs {
+			if err := d.schema(t, p).Validate(ex); err != nil {
+				t.Errorf("example %d of #%s does not validate: %v", i, p, err)
+			}
+			n++
+		}
+	}
+	if n < 60 {
+		t.Errorf("validated %d examples, want at least 60", n)
+	}
+}
+
+// matchRoute returns the route a request-target reaches, as the router
+// picks it (static segments before parameters), or "" for none.
+func matchRoute(target string) string {
+	path, _, _ := strings.Cut(target, "?")
+	segs := strings.Split(path, "/")
+	best, bestStatic := "", -1
+	for _, rt := range routes {
+		rs := strings.Split(rt.path, "/")
+		if len(rs) != len(segs) {
+			continue
+		}
+		static, ok := 0, true
+		for i, s := range rs {
+			switch {
+			case strings.HasPrefix(s, ":"):
+				ok = ok && segs[i] != ""
+			case s == segs[i]:
+				static++
+			default:
+				ok = false
+			}
+		}
+		if ok && static > bestStatic {
+			best, bestStatic = rt.path, static
+		}
+	}
+	return best
+}
+
+// readJSON reads file (or its member key, if not "") as the validator
+// parses JSON.
+func readJSON(t testing.TB, file, key string) any {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if key == "" {
+		return v
+	}
+	m, _ := v.(map[string]any)
+	mv, ok := m[key]
+	if !ok {
+		t.Fatalf("%s has no member %q", file, key)
+	}
+	return mv
+}
+
+// fillIDs sets every number 0 named id or cpe_id to 1. Goldens write
+// internal ids as 0; a real id is at least 1.
+func fillIDs(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := e.(json.Number); ok && n == "0" && (k == "id" || k == "cpe_id") {
+				x[k] = json.Number("1")
+				continue
+			}
+			fillIDs(e)
+		}
+	case []any:
+		for _, e := range x {
+			fillIDs(e)
+		}
+	}
+}
+
+func TestOpenAPIGoldens(t *testing.T) {
+	d := loadDoc(t)
+	check := func(name, target string, status int, body any) {
+		t.Helper()
+		route := matchRoute(target)
+		if route == "" {
+			t.Errorf("%s: %s reaches no route", name, target)
+			return
+		}
+		rp, ok := d.response(t, route, "get", status)
+		if !ok {
+			t.Errorf("%s: GET %s: status %d is not documented for %s", name, target, status, docPath(route))
+			return
+		}
+		fillIDs(body)
+		if err := d.schema(t, rp+ptr("content", "application/json", "schema")).Validate(body); err != nil {
+			t.Errorf("%s: GET %s: the %d body does not validate against #%s: %v", name, target, status, rp, err)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 40 {
+		t.Fatalf("%d golden files, want at least 40", len(files))
+	}
+	for _, f := range files {
+		g, _ := readJSON(t, f, "").(map[string]any)
+		path, _ := g["path"].(string)
+		status, _ := g["status"].(json.Number).Int64()
+		check(f, path, int(status), g["body"])
+	}
+	// The change-tracking goldens: a report, and the events of its alerts.
+	const report = "/reports/20261122T060000Z"
+	dir := filepath.Join("testdata", "changes")
+	check(dir+"/report.json", report, 200, readJSON(t, filepath.Join(dir, "report.json"), "report"))
+	events, _ := filepath.Glob(filepath.Join(dir, "CVE-*.json"))
+	if len(events) < 6 {
+		t.Fatalf("%d change goldens, want at least 6", len(events))
+	}
+	for _, f := range events {
+		check(f, report+"/alerts/1", 200, readJSON(t, f, "events"))
+	}
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	srv := newTestServer(t, handData(t))
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		res, body := do(t, srv, m, "/openapi.json", nil)
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s /openapi.json: %d, Content-Type %q; want 200 application/json", m, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		if m == http.MethodGet && !bytes.Equal(body, openAPI) {
+			t.Errorf("GET /openapi.json: %d bytes, not the %d embedded ones", len(body), len(openAPI))
+		}
+		if cl := res.Header.Get("Content-Length"); cl != strconv.Itoa(len(openAPI)) {
+			t.Errorf("%s /openapi.json: Content-Length %q, want %d", m, cl, len(openAPI))
+		}
+	}
+	file, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(file, openAPI) {
+		t.Error("the embedded document is not openapi.json")
+	}
+}
+
+// liveServer serves h as vulnd serves, through NewListener on a loopback
+// port, so that targets net/http would refuse (a bad escape, a raw space)
+// reach the server's own checks. It returns the address.
+func liveServer(t testing.TB, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(NewListener(l))
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// rawRequest sends one request with the target exactly as written, on a
+// connection of its own, and reads the whole response.
+func rawRequest(t testing.TB, addr, method, target string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	var b strings.Builder
+	b.WriteString(method + " " + target + " HTTP/1.1\r\nHost: vulnd\r\nAccept: application/json\r\nConnection: close\r\n")
+	for _, k := range docKeys(hdr) {
+		b.WriteString(k + ": " + hdr[k] + "\r\n")
+	}
+	b.WriteString("\r\n")
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("%s %.80s: %v", method, target, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %.80s: %v", method, target, err)
+	}
+	return res, body
+}
+
+// liveRun checks live responses against the document and notes what it
+// saw: each (method, path, status), each header and each error message,
+// by response.
+type liveRun struct {
+	d        *apiDoc
+	statuses map[string]bool
+	headers  map[string]bool
+	messages map[string]map[string]bool // response pointer -> message
+}
+
+// These headers are net/http's or the connection's, not the API's.
+var transportHeaders = []string{"Date", "Connection"}
+
+// check sends method target (with hdr) to addr, wants status (if not 0),
+// and checks the response against what the document says of it: status,
+// body schema, error message, headers.
+func (lr *liveRun) check(t *testing.T, addr, method, target string, hdr map[string]string, status int) {
+	t.Helper()
+	res, body := rawRequest(t, addr, method, target, hdr)
+	what := method + " " + target
+	if len(what) > 100 {
+		what = what[:100] + "..."
+	}
+	if status != 0 && res.StatusCode != status {
+		t.Errorf("%s: status %d, want %d; body %s", what, res.StatusCode, status, body)
+		return
+	}
+	d := lr.d
+	var rp string
+	switch route := matchRoute(target); {
+	case strings.HasPrefix(target, "/.panic/"):
+		rp = "/components/responses/InternalError"
+	case route == "":
+		rp = "/components/responses/EndpointNotFound"
+	case method != http.MethodGet && method != http.MethodHead:
+		rp = "/components/responses/MethodNotAllowed"
+	default:
+		m := strings.ToLower(method)
+		var ok bool
+		if rp, ok = d.response(t, route, m, res.StatusCode); !ok {
+			t.Errorf("%s: status %d is not documented for %s %s; body %s", what, res.StatusCode, m, docPath(route), body)
+			return
+		}
+		lr.statuses[m+" "+docPath(route)+" "+strconv.Itoa(res.StatusCode)] = true
+	}
+	resp, _ := d.object(t, rp)
+
+	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusNotModified && ct != "application/json" {
+		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
+	}
+	_, hasBody := resp["content"]
+	switch {
+	case method == http.MethodHead || !hasBody:
+		if len(body) != 0 {
+			t.Errorf("%s: %d body bytes, want none (#%s)", what, len(body), rp)
+		}
+	default:
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(decode(t, res, body)))
+		if err != nil {
+			t.Errorf("%s: body is not JSON: %v: %.200s", what, err, body)
+			break
+		}
+		if err := d.schema(t, rp+ptr("content", "application/json", "schema")).Validate(v); err != nil {
+			t.Errorf("%s: the %d body does not validate against #%s: %v", what, res.StatusCode, rp, err)
+		}
+		if res.StatusCode >= 400 {
+			msg, _ := v.(map[string]any)["message"].(string)
+			if !slices.Contains(exampleMessages(t, d, rp), msg) {
+				t.Errorf("%s: message %q is not among the examples of #%s: document it", what, msg, rp)
+			}
+			if lr.messages[rp] == nil {
+				lr.messages[rp] = map[string]bool{}
+			}
+			lr.messages[rp][msg] = true
+		}
+	}
+
+	documented := map[string]bool{}
+	hdrs, _ := resp["headers"].(map[string]any)
+	for _, name := range docKeys(hdrs) {
+		canon := http.CanonicalHeaderKey(name)
+		documented[canon] = true
+		h, hp := d.object(t, rp+ptr("headers", name))
+		vals, sent := res.Header[canon]
+		lr.headers[canon] = lr.headers[canon] || sent
+		if !sent {
+			if h["required"] == true {
+				t.Errorf("%s: no %s header, which #%s requires", what, name, hp)
+			}
+			continue
+		}
+		var v any = vals[0]
+		if s, _ := h["schema"].(map[string]any); s["type"] == "integer" {
+			if _, err := strconv.ParseInt(vals[0], 10, 64); err != nil {
+				t.Errorf("%s: %s %q is not an integer", what, name, vals[0])
+				continue
+			}
+			v = json.Number(vals[0])
+		}
+		if len(vals) != 1 {
+			t.Errorf("%s: %d %s headers, want one", what, len(vals), name)
+		}
+		if err := d.schema(t, hp+"/schema").Validate(v); err != nil {
+			t.Errorf("%s: %s %q does not validate against #%s/schema: %v", what, name, vals[0], hp, err)
+		}
+	}
+	for name := range res.Header {
+		if !documented[name] && name != "Content-Type" && !slices.Contains(transportHeaders, name) {
+			t.Errorf("%s: header %s: %q is not documented in #%s/headers", what, name, res.Header.Get(name), rp)
+		}
+	}
+}
+
+// exampleMessages lists the messages of the examples of the error
+// response at rp.
+func exampleMessages(t testing.TB, d *apiDoc, rp string) []string {
+	t.Helper()
+	v, _ := d.at(rp + ptr("content", "application/json", "examples"))
+	exs, _ := v.(map[string]any)
+	var out []string
+	for _, name := range docKeys(exs) {
+		ex, _ := d.object(t, rp+ptr("content", "application/json", "examples", name))
+		if m, ok := ex["value"].(map[string]any)["message"].(string); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// liveTargets is a target answering 200 on handData for every route,
+// without a query: the live test derives its other requests from these.
+var liveTargets = map[string]string{
+	"/cwe":                                   "/cwe",
+	"/cwe/:name":                             "/cwe/cwe-79",
+	"/cwe/:name/cve":                         "/cwe/CWE-79/cve",
+	"/cve":                                   "/cve",
+	"/cve/:name":                             "/cve/CVE-2023-0001",
+	"/vendors":                               "/vendors",
+	"/vendors/:vendor":                       "/vendors/a%2Fb",
+	"/vendors/:vendor/cve":                   "/vendors/acme/cve",
+	"/vendors/:vendor/products":              "/vendors/a%2Fb/products",
+	"/vendors/:vendor/products/:product":     "/vendors/a%2Fb/products/x%20y%2Bz%25",
+	"/vendors/:vendor/products/:product/cve": "/vendors/acme/products/widget/cve",
+	"/reports":                               "/reports",
+	"/reports/:report":                       "/reports/20261122T000000Z",
+	"/reports/:report/alerts":                "/reports/20261121T000000Z/alerts",
+	"/reports/:report/alerts/:alert":         "/reports/20261122T000000Z/alerts/1",
+	"/openapi.json":                          "/openapi.json",
+}
+
+// changesIndex builds the change-tracking fixture of TestChangeGoldens:
+// the sample, then the sample plus changes/after with -previous.
+func changesIndex(t *testing.T) *index.Index {
+	t.Helper()
+	cwe := sharedData(t, "cwe/cwec_v4.15.xml.zip")
+	sample := sharedData(t, "nvd/nvdcve-2.0-sample.json.gz")
+	dir := t.TempDir()
+	s1, s2 := filepath.Join(dir, "s1"), filepath.Join(dir, "s2")
+	if _, err := loader.Build(loader.BuildOptions{CWECatalog: cwe, Out: s1, Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC),
+		Feeds: []string{sample, sharedData(t, "nvd/changes/before.json.gz")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loader.Build(loader.BuildOptions{CWECatalog: cwe, Out: s2, Previous: s1, Time: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
+		Feeds: []string{sample, sharedData(t, "nvd/changes/after.json.gz")}}); err != nil {
+		t.Fatal(err)
+	}
+	ix, _, err := loader.Load(s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func TestOpenAPILiveResponses(t *testing.T) {
+	d := loadDoc(t)
+	lr := &liveRun{d: d, statuses: map[string]bool{}, headers: map[string]bool{}, messages: map[string]map[string]bool{}}
+	hand := handData(t)
+	hd := liveServer(t, New(func() *index.Index { return hand }, Options{}))
+	cached := liveServer(t, New(func() *index.Index { return hand }, Options{CacheControl: "public, max-age=300"}))
+	none := liveServer(t, New(func() *index.Index { return nil }, Options{}))
+	panicky, _ := panicServer(t)
+	pn := liveServer(t, panicky)
+	both := func(addr, target string, hdr map[string]string, status int) {
+		t.Helper()
+		lr.check(t, addr, http.MethodGet, target, hdr, status)
+		lr.check(t, addr, http.MethodHead, target, hdr, status)
+	}
+
+	// From each route's 200 target: the answers every route can give.
+	for _, rt := range routes {
+		base, ok := liveTargets[rt.path]
+		if !ok {
+			t.Errorf("route %s has no live target: add one to liveTargets in openapi_test.go", rt.path)
+			continue
+		}
+		params := d.params(t, docPath(rt.path), "get")
+		both(hd, base, nil, 200)
+		both(hd, base, map[string]string{"Accept-Encoding": "gzip"}, 200)
+		both(hd, base, map[string]string{"Accept-Encoding": "zstd"}, 200)
+		both(cached, base, nil, 200)
+		both(hd, base, map[string]string{"If-None-Match": "*"}, 304)
+		both(cached, base, map[string]string{"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"}, 304)
+		both(hd, base+"?x="+strings.Repeat("q", maxQuery), nil, 414)
+		both(hd, base+"?x=a b", nil, 400) // a raw space
+		both(none, base, nil, 503)
+		lr.check(t, hd, http.MethodPost, base, nil, 405)
+		// A route checks page and cvss exactly when it documents them.
+		for _, q := range []string{"page=0", "page=%ZZ", "cvss=bogus"} {
+			name, _, _ := strings.Cut(q, "=")
+			want := 200
+			if params["query "+name] != nil {
+				want = 400
+			}
+			both(hd, base+"?"+q, nil, want)
+		}
+		// A name that is not valid percent-encoding, and one too long.
+		rs, segs := strings.Split(rt.path, "/"), strings.Split(base, "/")
+		for i, s := range rs {
+			if strings.HasPrefix(s, ":") {
+				for name, status := range map[string]int{"%ZZ": 400, strings.Repeat("A", maxPath): 414} {
+					bad := slices.Clone(segs)
+					bad[i] = name
+					both(hd, strings.Join(bad, "/"), nil, status)
+				}
+				break
+			}
+		}
+	}
+
+	// Names and ids that are not there, and requests that reach no route.
+	for _, tc := range []struct {
+		target string
+		status int
+	}{
+		{"/cwe/CWE-1321", 404}, // cited, not in the catalog
+		{"/cwe/79", 404},
+		{"/cwe/CWE-1321/cve", 404},
+		{"/cwe/CWE-79/cve?page=x", 400},
+		{"/cve?cvss=LOW&page=2", 200},
+		{"/cve?cvss=%ZZ", 400},
+		{"/cve/CVE-2099-0001", 404},
+		{"/vendors/nobody", 404},
+		{"/vendors/nobody/cve", 404},
+		{"/vendors/acme/cve?page=3", 200},
+		{"/vendors/nobody/products", 404},
+		{"/vendors/nobody/products/widget", 404},
+		{"/vendors/a%2Fb/products/nothing", 404},
+		{"/vendors/acme/products/nothing/cve", 404},
+		{"/vendors/nobody/products/widget/cve", 404},
+		{"/reports?page=2", 200},
+		{"/reports/nope", 404},
+		{"/reports/nope/alerts", 404},
+		{"/reports/nope/alerts/1", 404},
+		{"/reports/20261122T000000Z/alerts/2", 200},
+		{"/reports/20261122T000000Z/alerts/3", 404}, // another report's
+		{"/reports/20261122T000000Z/alerts/x", 404},
+		{"/nope", 404},
+		{"/cve/", 404},
+		{"/CVE", 404},
+	} {
+		both(hd, tc.target, nil, tc.status)
+	}
+	lr.check(t, hd, http.MethodPost, "/nope", nil, 404)
+	both(pn, "/.panic/x", nil, 500)
+
+	// The real sample, at every golden path, and the change-tracking
+	// fixture at every report, alert and event list.
+	six := sampleIndex(t)
+	sample := liveServer(t, New(func() *index.Index { return six }, Options{}))
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
+	for _, f := range files {
+		g, _ := readJSON(t, f, "").(map[string]any)
+		status, _ := g["status"].(json.Number).Int64()
+		both(sample, g["path"].(string), nil, int(status))
+	}
+	changes := changesIndex(t)
+	ch := liveServer(t, New(func() *index.Index { return changes }, Options{}))
+	const report = "/reports/20261122T060000Z"
+	for _, target := range []string{"/reports", report, report + "/alerts"} {
+		both(ch, target, nil, 200)
+	}
+	for id := 1; id <= 14; id++ {
+		both(ch, report+"/alerts/"+strconv.Itoa(id), nil, 200)
+	}
+
+	// Every status documented for an operation came from the server (500
+	// only from the panicking route: it has no way in through the others),
+	// and so did every error message in the document.
+	paths, _ := d.root["paths"].(map[string]any)
+	for _, path := range docKeys(paths) {
+		for _, m := range docMethods {
+			res, _ := d.at(ptr("paths", path, m, "responses"))
+			for _, status := range docKeys(res.(map[string]any)) {
+				if status != "500" && !lr.statuses[m+" "+path+" "+status] {
+					t.Errorf("%s %s: documented status %s never came from the server: add a request to TestOpenAPILiveResponses, or drop the status", m, path, status)
+				}
+			}
+		}
+	}
+	comp, _ := d.at("/components/responses")
+	for _, name := range docKeys(comp.(map[string]any)) {
+		rp := ptr("components", "responses", name)
+		for _, msg := range exampleMessages(t, d, rp) {
+			if !lr.messages[rp][msg] {
+				t.Errorf("#%s: example message %q never came from the server through this response", rp, msg)
+			}
+		}
+	}
+	d.walk(func(p string, v any) bool {
+		if !strings.HasSuffix(p, "/headers") || strings.HasPrefix(p, "/components/headers") {
+			return true
+		}
+		for name := range v.(map[string]any) {
+			if !lr.headers[http.CanonicalHeaderKey(name)] {
+				t.Errorf("#%s: header %s never came from the server", p, name)
+			}
+		}
+		return false
+	})
+}
