@@ -8,23 +8,26 @@ import "github.com/vulnd/vulnd/index"
 var routes = []struct {
 	path string
 	h    handler
+	post bool // POST is answered too (the only non-GET route)
 }{
-	{"/cwe", cweList},                                       // 1
-	{"/cwe/:name", cweOne},                                  // 2
-	{"/cwe/:name/cve", cweCVEs},                             // 3
-	{"/cve", cveList},                                       // 4
-	{"/cve/:name", cveOne},                                  // 5
-	{"/vendors", vendorList},                                // 6
-	{"/vendors/:vendor", vendorOne},                         // 7
-	{"/vendors/:vendor/cve", vendorCVEs},                    // 8
-	{"/vendors/:vendor/products", productList},              // 9
-	{"/vendors/:vendor/products/:product", productOne},      // 10
-	{"/vendors/:vendor/products/:product/cve", productCVEs}, // 11
-	{"/reports", reportList},                                // 12
-	{"/reports/:report", reportOne},                         // 13
-	{"/reports/:report/alerts", reportAlerts},               // 14
-	{"/reports/:report/alerts/:alert", alertEvents},         // 15
-	{"/openapi.json", openAPIDoc},                           // this API's OpenAPI 3.1 document
+	{"/cwe", cweList, false},                                       // 1
+	{"/cwe/:name", cweOne, false},                                  // 2
+	{"/cwe/:name/cve", cweCVEs, false},                             // 3
+	{"/cve", cveList, false},                                       // 4
+	{"/cve/:name", cveOne, false},                                  // 5
+	{"/vendors", vendorList, false},                                // 6
+	{"/vendors/:vendor", vendorOne, false},                         // 7
+	{"/vendors/:vendor/cve", vendorCVEs, false},                    // 8
+	{"/vendors/:vendor/products", productList, false},              // 9
+	{"/vendors/:vendor/products/:product", productOne, false},      // 10
+	{"/vendors/:vendor/products/:product/cve", productCVEs, false}, // 11
+	{"/reports", reportList, false},                                // 12
+	{"/reports/:report", reportOne, false},                         // 13
+	{"/reports/:report/alerts", reportAlerts, false},               // 14
+	{"/reports/:report/alerts/:alert", alertEvents, false},         // 15
+	{"/openapi.json", openAPIDoc, false},                           // this API's OpenAPI 3.1 document
+	{"/cve/batch", cveBatch, true},                                 // many CVEs in one request
+	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
 }
 
 func cweList(c *call) ([]byte, error) { return c.page(c.ix.CWEs()) }
@@ -34,39 +37,37 @@ func cweOne(c *call) ([]byte, error) {
 	return one(b, ok, errCWENotFound)
 }
 
-func cweCVEs(c *call) ([]byte, error) {
-	l, ok := c.ix.CWECVEs(c.param("name"))
-	return c.pageIf(l, ok, errCWENotFound)
-}
-
-func cveList(c *call) ([]byte, error) {
-	b, err := parseBand(c.r.URL.RawQuery)
-	if err != nil {
-		return nil, err
-	}
-	c.linkParams = bandParams[b]
-	return c.page(c.ix.CVEs(b))
-}
-
 func cveOne(c *call) ([]byte, error) {
 	b, ok := c.ix.CVE(c.param("name"))
 	return one(b, ok, errCVENotFound)
 }
 
-func vendorList(c *call) ([]byte, error) { return c.page(c.ix.Vendors()) }
+// vendorList is every vendor or, with q, those whose name or human_name
+// holds q, ignoring case.
+func vendorList(c *call) ([]byte, error) {
+	q, ok, err := queryValue(c.r.URL.RawQuery, "q")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		c.keep("q", q)
+	}
+	return c.page(c.ix.SearchVendors(q))
+}
 
 func vendorOne(c *call) ([]byte, error) {
 	b, ok := c.ix.Vendor(c.param("vendor"))
 	return one(b, ok, errVendorNotFound)
 }
 
-func vendorCVEs(c *call) ([]byte, error) {
-	l, ok := c.ix.VendorCVEs(c.param("vendor"))
-	return c.pageIf(l, ok, errVendorNotFound)
-}
-
+// productList is a vendor's every product or, with q, those whose name or
+// human_name holds q, ignoring case. It is not paged.
 func productList(c *call) ([]byte, error) {
-	l, ok := c.ix.Products(c.param("vendor"))
+	q, _, err := queryValue(c.r.URL.RawQuery, "q")
+	if err != nil {
+		return nil, err
+	}
+	l, ok := c.ix.SearchProducts(c.param("vendor"), q)
 	if !ok {
 		return nil, errVendorNotFound
 	}
@@ -77,11 +78,6 @@ func productList(c *call) ([]byte, error) {
 func productOne(c *call) ([]byte, error) {
 	b, vendorOK, ok := c.ix.Product(c.param("vendor"), c.param("product"))
 	return one(b, ok, productErr(vendorOK))
-}
-
-func productCVEs(c *call) ([]byte, error) {
-	l, vendorOK, ok := c.ix.ProductCVEs(c.param("vendor"), c.param("product"))
-	return c.pageIf(l, ok, productErr(vendorOK))
 }
 
 func reportList(c *call) ([]byte, error) { return c.page(c.ix.Reports()) }

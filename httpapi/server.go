@@ -40,6 +40,10 @@ type Options struct {
 	// CacheControl is the Cache-Control header of every 200 and 304; none
 	// when empty.
 	CacheControl string
+	// Draining, if set and true, makes every response say
+	// "Connection: close", so clients and balancers stop reusing their
+	// connections before the listener closes.
+	Draining func() bool
 }
 
 // Server answers API requests from whatever index its source returns at the
@@ -52,7 +56,9 @@ type Server struct {
 	metrics      *Metrics
 	noRoute      *routeMetrics
 	cacheControl []string
+	draining     func() bool
 	router       *httprouter.Router
+	static       map[string]staticRoute // routes without parameters
 	snap         atomic.Pointer[snapHeaders]
 }
 
@@ -60,7 +66,7 @@ type Server struct {
 // request (typically an atomic.Pointer's Load).
 func New(current func() *index.Index, opt Options) *Server {
 	s := &Server{index: current, pageSize: opt.PageSize, log: opt.Log,
-		accessLog: opt.AccessLog, metrics: opt.Metrics}
+		accessLog: opt.AccessLog, metrics: opt.Metrics, draining: opt.Draining}
 	if s.pageSize <= 0 {
 		s.pageSize = DefaultPageSize
 	}
@@ -80,21 +86,35 @@ func New(current func() *index.Index, opt Options) *Server {
 	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = false
 	s.router.HandleOPTIONS = false
+	s.static = map[string]staticRoute{}
 	for _, rt := range routes {
-		s.handle(rt.path, rt.h)
+		s.handle(rt.path, rt.h, rt.post)
 	}
 	return s
 }
 
-// handle routes GET (and so HEAD) requests for path to h through serve.
-func (s *Server) handle(path string, h handler) {
+// staticRoute is a route without parameters: matched by a map lookup
+// before the router, which cannot hold /cve/batch beside /cve/:name.
+type staticRoute struct {
+	h    httprouter.Handle
+	post bool
+}
+
+// handle routes GET (and so HEAD) requests for path to h through serve,
+// and POST ones too when post is set.
+func (s *Server) handle(path string, h handler, post bool) {
 	var rm *routeMetrics
 	if s.metrics != nil {
 		rm = s.metrics.route(path)
 	}
-	s.router.GET(path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+	handle := func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		s.serve(w, r, ps, h, rm)
-	})
+	}
+	if !strings.ContainsAny(path, ":*") {
+		s.static[path] = staticRoute{handle, post}
+		return
+	}
+	s.router.GET(path, handle)
 }
 
 // handler computes one endpoint's body. A body that is c.buf, or grown
@@ -119,6 +139,10 @@ type call struct {
 	pageNum    int
 	total      int
 	linkParams string
+	// stream, set by a handler that returns a nil body, is answered as
+	// NDJSON by writeStream.
+	stream    index.List
+	streaming bool
 }
 
 var callPool = sync.Pool{New: func() any { return &call{buf: make([]byte, 0, 16<<10)} }}
@@ -173,6 +197,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.Inc()
 		defer g.Dec()
 	}
+	if s.draining != nil && s.draining() {
+		w.Header()["Connection"] = connClose
+	}
 	path := r.URL.EscapedPath()
 	// NewListener rewrites a request line that net/http would refuse, or
 	// that is too long to hold, to one of the marker targets, so the
@@ -192,14 +219,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, errBadQuery)
 		return
 	}
-	h, ps, _ := s.router.Lookup(http.MethodGet, path)
-	if h == nil {
+	var (
+		h    httprouter.Handle
+		ps   httprouter.Params
+		post bool
+	)
+	if st, ok := s.static[path]; ok {
+		h, post = st.h, st.post
+	} else if h, ps, _ = s.router.Lookup(http.MethodGet, path); h == nil {
 		s.refuse(w, r, errNoEndpoint)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header()["Allow"] = allowHeader
-		s.refuse(w, r, errMethod)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && (r.Method != http.MethodPost || !post) {
+		if post {
+			w.Header()["Allow"] = allowPostHeader
+			s.refuse(w, r, errMethodPost)
+		} else {
+			w.Header()["Allow"] = allowHeader
+			s.refuse(w, r, errMethod)
+		}
 		return
 	}
 	h(w, r, ps)
@@ -219,6 +257,9 @@ var (
 	jsonType    = []string{"application/json"}
 	varyAccept  = []string{"Accept"}
 	allowHeader = []string{"GET, HEAD"}
+	connClose   = []string{"close"}
+	// allowPostHeader is /cve/batch's.
+	allowPostHeader = []string{"GET, HEAD, POST"}
 )
 
 // serve runs one endpoint's handler and writes its answer. A panic in the
@@ -237,7 +278,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	hdr["X-Snapshot-Id"] = sh.id
 	c := callPool.Get().(*call)
 	c.ix, c.r, c.ps, c.pageSize, c.wrote = ix, r, ps, s.pageSize, false
-	c.paged, c.linkParams = false, ""
+	c.paged, c.linkParams, c.stream, c.streaming = false, "", index.List{}, false
 	var status, n int
 	defer func() {
 		v, wrote := recover(), c.wrote
@@ -254,6 +295,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	if err != nil {
 		c.wrote = true
 		status, n = writeError(w, r, err)
+		return
+	}
+	if c.streaming {
+		status, n = s.writeStream(w, r, c, sh)
 		return
 	}
 	hdr["Content-Type"] = jsonType
@@ -277,7 +322,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	} else {
 		hdr["Etag"] = sh.weakETag
 	}
-	if notModified(r, ix.ETag(), sh.modTime) {
+	if r.Method != http.MethodPost && notModified(r, ix.ETag(), sh.modTime) {
 		c.wrote, status = true, http.StatusNotModified
 		w.WriteHeader(status)
 		return
@@ -519,22 +564,31 @@ func (e *apiError) Error() string { return e.message }
 
 // The errors of the API, in one table.
 var (
-	errCVENotFound     = &apiError{http.StatusNotFound, "CVE not found"}
-	errCWENotFound     = &apiError{http.StatusNotFound, "CWE not found"}
-	errVendorNotFound  = &apiError{http.StatusNotFound, "vendor not found"}
-	errProductNotFound = &apiError{http.StatusNotFound, "product not found"}
-	errReportNotFound  = &apiError{http.StatusNotFound, "report not found"}
-	errAlertNotFound   = &apiError{http.StatusNotFound, "alert not found"}
-	errNoEndpoint      = &apiError{http.StatusNotFound, "endpoint not found"}
-	errMethod          = &apiError{http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD"}
-	errPathTooLong     = &apiError{http.StatusRequestURITooLong, "path is longer than 2048 bytes"}
-	errQueryTooLong    = &apiError{http.StatusRequestURITooLong, "query is longer than 4096 bytes"}
-	errBadEscape       = &apiError{http.StatusBadRequest, "path is not valid percent-encoding"}
-	errBadQuery        = &apiError{http.StatusBadRequest, "query is not valid percent-encoding"}
-	errBadPage         = &apiError{http.StatusBadRequest, "page must be a whole number from 1 to 1000000"}
-	errBadCVSS         = &apiError{http.StatusBadRequest, "cvss must be low, medium or high"}
-	errNotLoaded       = &apiError{http.StatusServiceUnavailable, "no snapshot is loaded"}
-	errInternal        = &apiError{http.StatusInternalServerError, "internal error"}
+	errCVENotFound        = &apiError{http.StatusNotFound, "CVE not found"}
+	errCWENotFound        = &apiError{http.StatusNotFound, "CWE not found"}
+	errVendorNotFound     = &apiError{http.StatusNotFound, "vendor not found"}
+	errProductNotFound    = &apiError{http.StatusNotFound, "product not found"}
+	errReportNotFound     = &apiError{http.StatusNotFound, "report not found"}
+	errAlertNotFound      = &apiError{http.StatusNotFound, "alert not found"}
+	errNoEndpoint         = &apiError{http.StatusNotFound, "endpoint not found"}
+	errMethod             = &apiError{http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD"}
+	errMethodPost         = &apiError{http.StatusMethodNotAllowed, "method not allowed: use GET, HEAD or POST"}
+	errPathTooLong        = &apiError{http.StatusRequestURITooLong, "path is longer than 2048 bytes"}
+	errQueryTooLong       = &apiError{http.StatusRequestURITooLong, "query is longer than 4096 bytes"}
+	errBadEscape          = &apiError{http.StatusBadRequest, "path is not valid percent-encoding"}
+	errBadQuery           = &apiError{http.StatusBadRequest, "query is not valid percent-encoding"}
+	errBadPage            = &apiError{http.StatusBadRequest, "page must be a whole number from 1 to 1000000"}
+	errBadCVSS            = &apiError{http.StatusBadRequest, "cvss must be low, medium or high"}
+	errBadUpdatedSince    = &apiError{http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
+	errBadPublishedSince  = &apiError{http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
+	errBadFormat          = &apiError{http.StatusBadRequest, "format must be json or ndjson"}
+	errProductNeedsVendor = &apiError{http.StatusBadRequest, "product needs vendor"}
+	errBadVersion         = &apiError{http.StatusBadRequest, "version must be 1 to 256 characters"}
+	errBatchNames         = &apiError{http.StatusBadRequest, "names must list 1 to 1000 CVE names"}
+	errBadBatchBody       = &apiError{http.StatusBadRequest, `body must be a JSON object {"names": [...]}`}
+	errBatchTooBig        = &apiError{http.StatusRequestEntityTooLarge, "body is larger than 256 KiB"}
+	errNotLoaded          = &apiError{http.StatusServiceUnavailable, "no snapshot is loaded"}
+	errInternal           = &apiError{http.StatusInternalServerError, "internal error"}
 )
 
 // successOnly are the headers only a 200 or 304 carries.

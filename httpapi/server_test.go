@@ -110,7 +110,7 @@ func panicServer(t testing.TB) (*Server, *lockedBuffer) {
 			panic(http.ErrAbortHandler)
 		}
 		panic("boom " + c.param("what"))
-	})
+	}, false)
 	return s, logs
 }
 

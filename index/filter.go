@@ -66,6 +66,9 @@ func (l List) PublishedSince(t uint64) List {
 	if !l.isCVEList() || t == 0 {
 		return l
 	}
+	if t <= l.ix.minPublished {
+		return l // every CVE qualifies: no list to build
+	}
 	if l.ix.createdNotAfterUpdated {
 		l = l.UpdatedSince(t)
 	}

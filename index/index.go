@@ -62,6 +62,7 @@ type Index struct {
 	// createdNotAfterUpdated: no CVE's created_at is after its
 	// updated_at, so published_since can start from updated_since's cut.
 	createdNotAfterUpdated bool
+	minPublished           uint64 // the earliest created_at; 0 when there are no CVEs
 	noCPE, noCVSS          int // CVEs without any CPE, without any CVSS score
 
 	vendors      [][]byte // vendor summaries, name ascending
@@ -288,6 +289,9 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		ix.updated[i], ix.published[i] = e.updated, e.published
 		if e.published > e.updated {
 			ix.createdNotAfterUpdated = false
+		}
+		if i == 0 || e.published < ix.minPublished {
+			ix.minPublished = e.published
 		}
 		if len(e.cpes) == 0 {
 			ix.noCPE++

@@ -117,7 +117,7 @@ func (m *Main) Open() error {
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
 		return err
 	}
-	opt := httpapi.Options{PageSize: m.PageSize, Log: m.Log, CacheControl: m.CacheControl}
+	opt := httpapi.Options{PageSize: m.PageSize, Log: m.Log, CacheControl: m.CacheControl, Draining: m.draining.Load}
 	if m.AccessLog {
 		opt.AccessLog = m.Log
 	}

@@ -258,6 +258,11 @@ func TestBinarySignals(t *testing.T) {
 		"vulnd_http_requests_in_flight 0", "vulnd_snapshot_load_duration_seconds", "go_goroutines", "process_resident_memory_bytes",
 		"!vulnd_reload_last_failure_info")
 
+	if res, err := http.Get("http://" + port + "/cve/CVE-2024-0001"); err != nil || res.Close {
+		t.Errorf("before draining: %v, Connection: close %v", err, err == nil && res.Close)
+	} else {
+		res.Body.Close()
+	}
 	corrupt(t, snap)
 	cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, &logs, `"msg":"reload failed; keeping the current snapshot"`)
@@ -284,6 +289,12 @@ func TestBinarySignals(t *testing.T) {
 	}
 	if _, code := get(); code != 200 {
 		t.Errorf("API while draining: %d, want 200", code)
+	}
+	// ... and tells keep-alive clients to go elsewhere.
+	if res, err := http.Get("http://" + port + "/cve/CVE-2024-0001"); err != nil || !res.Close {
+		t.Errorf("API while draining: %v, Connection: close %v", err, err == nil && res.Close)
+	} else {
+		res.Body.Close()
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v; log:\n%s", err, logs.String())

@@ -1,0 +1,347 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// The four CVE lists (/cve, /cwe/{n}/cve, /vendors/{v}/cve and
+// /vendors/{v}/products/{p}/cve) take the same since filters and the
+// ndjson format; /cve also takes cwe, vendor and product. Each filter
+// narrows the list by a prefix cut or an intersection (see index/filter.go).
+
+// cveFilters narrows l by updated_since and published_since and answers it
+// as a page or, with format=ndjson, as the whole list.
+func (c *call) cveFilters(l index.List) ([]byte, error) {
+	raw := c.r.URL.RawQuery
+	for _, f := range [...]struct {
+		key string
+		err *apiError
+		cut func(index.List, uint64) index.List
+	}{
+		{"updated_since", errBadUpdatedSince, index.List.UpdatedSince},
+		{"published_since", errBadPublishedSince, index.List.PublishedSince},
+	} {
+		v, ok, err := queryValue(raw, f.key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		t, ok := parseTime(v)
+		if !ok {
+			return nil, f.err
+		}
+		l = f.cut(l, index.TimeKey(t))
+		c.keep(f.key, v)
+	}
+	format, ok, err := queryValue(raw, "format")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !ok || format == "json":
+		return c.page(l)
+	case format == "ndjson":
+		if _, err := parsePage(raw); err != nil {
+			return nil, err
+		}
+		c.stream, c.streaming = l.Bodies(), true
+		return nil, nil
+	}
+	return nil, errBadFormat
+}
+
+// keep adds a query parameter to those the Link header's pages keep.
+func (c *call) keep(key, value string) {
+	c.linkParams += key + "=" + url.QueryEscape(value) + "&"
+}
+
+// parseTime reads a since parameter: the API's own timestamp form
+// "YYYY-MM-DD HH:MM:SSZ" or RFC 3339 with any offset and fractions.
+func parseTime(v string) (time.Time, bool) {
+	if t, err := time.Parse(timestampLayout, v); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+// cveList is /cve: every CVE, narrowed by cvss, cwe, vendor and product
+// (product needs vendor), then by the since filters.
+func cveList(c *call) ([]byte, error) {
+	raw := c.r.URL.RawQuery
+	b, err := parseBand(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.linkParams = bandParams[b]
+	l := c.ix.CVEs(b)
+	cwe, hasCWE, err := queryValue(raw, "cwe")
+	if err != nil {
+		return nil, err
+	}
+	vendor, hasVendor, err := queryValue(raw, "vendor")
+	if err != nil {
+		return nil, err
+	}
+	product, hasProduct, err := queryValue(raw, "product")
+	if err != nil {
+		return nil, err
+	}
+	if hasProduct && !hasVendor {
+		return nil, errProductNeedsVendor
+	}
+	// A filter naming no CWE, vendor or product selects nothing. The
+	// lists are intersected shortest first, so each step costs what the
+	// shortest list so far costs.
+	sets := []index.List{l}
+	if hasCWE {
+		m, ok := c.ix.CWECVEs(cwe)
+		if !ok {
+			m = c.ix.NoCVEs()
+		}
+		sets = append(sets, m)
+		c.keep("cwe", cwe)
+	}
+	if hasVendor {
+		var m index.List
+		ok := false
+		if hasProduct {
+			m, _, ok = c.ix.ProductCVEs(vendor, product)
+		} else {
+			m, ok = c.ix.VendorCVEs(vendor)
+		}
+		if !ok {
+			m = c.ix.NoCVEs()
+		}
+		sets = append(sets, m)
+		c.keep("vendor", vendor)
+		if hasProduct {
+			c.keep("product", product)
+		}
+	}
+	slices.SortFunc(sets, func(a, b index.List) int { return a.Len() - b.Len() })
+	l = sets[0]
+	for _, m := range sets[1:] {
+		l = l.And(m)
+	}
+	return c.cveFilters(l)
+}
+
+func cweCVEs(c *call) ([]byte, error) {
+	if err := c.checkPage(); err != nil {
+		return nil, err
+	}
+	l, ok := c.ix.CWECVEs(c.param("name"))
+	if !ok {
+		return nil, errCWENotFound
+	}
+	return c.cveFilters(l)
+}
+
+func vendorCVEs(c *call) ([]byte, error) {
+	if err := c.checkPage(); err != nil {
+		return nil, err
+	}
+	l, ok := c.ix.VendorCVEs(c.param("vendor"))
+	if !ok {
+		return nil, errVendorNotFound
+	}
+	return c.cveFilters(l)
+}
+
+// maxVersion is the longest version parameter taken.
+const maxVersion = 256
+
+// productCVEs is a product's CVE list; with version=, only the CVEs whose
+// vulnerable CPE matches cover that version.
+func productCVEs(c *call) ([]byte, error) {
+	if err := c.checkPage(); err != nil {
+		return nil, err
+	}
+	version, hasVersion, err := queryValue(c.r.URL.RawQuery, "version")
+	if err != nil {
+		return nil, err
+	}
+	if hasVersion && (version == "" || len(version) > maxVersion) {
+		return nil, errBadVersion
+	}
+	vendor, product := c.param("vendor"), c.param("product")
+	var (
+		l            index.List
+		vendorOK, ok bool
+	)
+	if hasVersion {
+		l, vendorOK, ok = c.ix.ProductCVEsAt(vendor, product, version)
+		c.keep("version", version)
+	} else {
+		l, vendorOK, ok = c.ix.ProductCVEs(vendor, product)
+	}
+	if !ok {
+		return nil, productErr(vendorOK)
+	}
+	return c.cveFilters(l)
+}
+
+// checkPage refuses a bad page parameter before anything else, so a bad
+// page is 400 whether or not the resource exists.
+func (c *call) checkPage() error {
+	_, err := parsePage(c.r.URL.RawQuery)
+	return err
+}
+
+var ndjsonType = []string{"application/x-ndjson"}
+
+// streamChunk is how much of an ndjson export is written at a time; each
+// write gets writeGrace more to finish, so a long export is bounded by the
+// client's pace, not by the server's WriteTimeout.
+const (
+	streamChunk = 256 << 10
+	writeGrace  = 30 * time.Second
+)
+
+// writeStream answers c.stream, a list of full CVE bodies, as NDJSON: one
+// object per line, with its exact Content-Length. It is never compressed.
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, c *call, sh *snapHeaders) (status, n int) {
+	l := c.stream
+	size := 0
+	for i := 0; i < l.Len(); i++ {
+		size += len(l.Item(i)) + 1
+	}
+	hdr := w.Header()
+	hdr["Content-Type"] = ndjsonType
+	hdr["Vary"] = varyAccept
+	hdr["Etag"] = sh.etag
+	hdr["Last-Modified"] = sh.lastModified
+	if s.cacheControl != nil {
+		hdr["Cache-Control"] = s.cacheControl
+	}
+	hdr["X-Total-Count"] = []string{strconv.Itoa(l.Len())}
+	if notModified(r, c.ix.ETag(), sh.modTime) {
+		c.wrote = true
+		w.WriteHeader(http.StatusNotModified)
+		return http.StatusNotModified, 0
+	}
+	hdr["Content-Length"] = contentLength(size)
+	c.wrote = true
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return http.StatusOK, 0
+	}
+	rc := http.NewResponseController(w)
+	buf := c.buf[:0]
+	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(writeGrace)) // not every writer can; then the server's limit holds
+		m, err := w.Write(buf)
+		n += m
+		buf = buf[:0]
+		return err == nil
+	}
+	for i := 0; i < l.Len(); i++ {
+		buf = append(buf, l.Item(i)...)
+		buf = append(buf, '\n')
+		if len(buf) >= streamChunk && !flush() {
+			break
+		}
+	}
+	if len(buf) > 0 {
+		flush()
+	}
+	c.buf = buf
+	return http.StatusOK, n
+}
+
+// maxBatch is the most names one batch lookup takes; maxBatchBody bounds
+// its POST body.
+const (
+	maxBatch     = 1000
+	maxBatchBody = 256 << 10
+)
+
+// cveBatch answers GET /cve/batch?names=a,b and POST /cve/batch with
+// {"names": [...]}: {"cves": [full CVE objects in the order asked],
+// "missing": [names not found, as given]}. A name asked twice is answered
+// once, where it was first asked.
+func cveBatch(c *call) ([]byte, error) {
+	var names []string
+	if c.r.Method == http.MethodPost {
+		body := http.MaxBytesReader(nil, c.r.Body, maxBatchBody)
+		var req struct {
+			Names *[]string `json:"names"`
+		}
+		dec := json.NewDecoder(body)
+		if err := dec.Decode(&req); err != nil || dec.More() {
+			if _, tooBig := err.(*http.MaxBytesError); tooBig {
+				return nil, errBatchTooBig
+			}
+			return nil, errBadBatchBody
+		}
+		if req.Names == nil {
+			return nil, errBadBatchBody
+		}
+		names = *req.Names
+	} else {
+		v, ok, err := queryValue(c.r.URL.RawQuery, "names")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errBatchNames
+		}
+		for v != "" {
+			var name string
+			name, v, _ = strings.Cut(v, ",")
+			if name = strings.TrimSpace(name); name != "" {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 || len(names) > maxBatch {
+		return nil, errBatchNames
+	}
+	b := append(c.buf[:0], `{"cves":[`...)
+	seen := make(map[string]bool, len(names))
+	var missing []string
+	first := true
+	for _, name := range names {
+		key := strings.ToUpper(name) // names match regardless of case
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		body, ok := c.ix.CVE(name)
+		if !ok {
+			missing = append(missing, name)
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, body...)
+	}
+	b = append(b, `],"missing":`...)
+	m, _ := json.MarshalWithOption(orEmptyStrings(missing), json.DisableHTMLEscape())
+	b = append(b, m...)
+	c.buf = append(b, '}')
+	return c.buf, nil
+}
+
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"math"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// statusBody is GET /status: which snapshot answers, how fresh and how
+// complete its data is, and what it was built from.
+type statusBody struct {
+	SnapshotID         string        `json:"snapshot_id"`
+	FormatVersion      int           `json:"format_version"`
+	BuiltAt            string        `json:"built_at"`
+	NewestLastModified *string       `json:"newest_last_modified"`
+	LoadDurationMS     int64         `json:"load_duration_ms"`
+	Counts             index.Counts  `json:"counts"`
+	Enrichment         enrichment    `json:"enrichment"`
+	Inputs             []index.Input `json:"inputs"`
+}
+
+// enrichment is NVD's backlog in this snapshot: CVEs it has not yet given
+// any CPE or any CVSS score, and their share of all CVEs (0 to 1, three
+// decimals).
+type enrichment struct {
+	WithoutCPE       int     `json:"cves_without_cpe"`
+	WithoutCVSS      int     `json:"cves_without_cvss"`
+	ShareWithoutCPE  float64 `json:"share_without_cpe"`
+	ShareWithoutCVSS float64 `json:"share_without_cvss"`
+}
+
+func status(c *call) ([]byte, error) {
+	st := c.ix.Status()
+	b := statusBody{
+		SnapshotID: st.ID, FormatVersion: st.Format, BuiltAt: st.BuiltAt,
+		LoadDurationMS: st.LoadDuration.Milliseconds(), Counts: st.Counts,
+		Enrichment: enrichment{WithoutCPE: st.NoCPE, WithoutCVSS: st.NoCVSS,
+			ShareWithoutCPE: share(st.NoCPE, st.Counts.CVEs), ShareWithoutCVSS: share(st.NoCVSS, st.Counts.CVEs)},
+		Inputs: st.Inputs,
+	}
+	if st.NewestUpdate != "" {
+		b.NewestLastModified = &st.NewestUpdate
+	}
+	if b.Inputs == nil {
+		b.Inputs = []index.Input{}
+	}
+	out, err := json.MarshalWithOption(b, json.DisableHTMLEscape())
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func share(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return math.Round(float64(n)/float64(of)*1000) / 1000
+}
