@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench bench-load soak lb-test fuzz demo sample refresh clean
+.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fuzz demo sample refresh clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -30,6 +30,11 @@ bench:
 # nginx with apt when missing. Takes about 25 minutes.
 bench-load: build
 	bash bench/load.sh
+
+# Metrics overhead: req/s of one binary with and without /metrics, in
+# alternating wrk rounds on pinned CPUs (see bench/README.md). About 2 min.
+bench-metrics: build
+	bash bench/overhead.sh
 
 # Reload storm: wrk running while 100 SIGHUPs alternate two snapshots and a
 # few corrupt ones (see bench/README.md). Installs wrk with apt when missing.

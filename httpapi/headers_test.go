@@ -276,7 +276,7 @@ func TestMetricsAndAccessLog(t *testing.T) {
 	if count != 7 {
 		t.Errorf("latency histograms hold %d samples, want 7", count)
 	}
-	if got := testutil.ToFloat64(m.inFlight); got != 0 {
+	if got := m.inFlight.Load(); got != 0 {
 		t.Errorf("in flight after all answered: %v", got)
 	}
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")

@@ -193,9 +193,9 @@ const (
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if g := s.metrics.inFlightGauge(); g != nil {
-		g.Inc()
-		defer g.Dec()
+	if n := s.metrics.inFlightCount(); n != nil {
+		n.Add(1)
+		defer n.Add(-1)
 	}
 	if s.draining != nil && s.draining() {
 		w.Header()["Connection"] = connClose

@@ -28,26 +28,35 @@ func (w *benchWriter) Write(p []byte) (int, error) {
 
 // BenchmarkServe measures ServeHTTP, recover wrapper and length checks
 // included, for one single-item endpoint, one page and one error.
+// With metrics=on the server counts and times every request as serve
+// -admin-addr does, so the two runs show what metrics cost per request.
 func BenchmarkServe(b *testing.B) {
 	ix := handData(b)
-	s := New(func() *index.Index { return ix }, Options{})
+	plain := New(func() *index.Index { return ix }, Options{})
+	measured := New(func() *index.Index { return ix }, Options{Metrics: NewMetrics(prometheus.NewRegistry())})
 	for _, target := range []string{"/cve/CVE-2023-0001", "/vendors/acme/cve?page=2", "/cve/CVE-2099-0001"} {
-		b.Run(target, func(b *testing.B) {
-			req, err := http.NewRequest(http.MethodGet, "http://x"+target, nil)
-			if err != nil {
-				b.Fatal(err)
+		for _, s := range []*Server{plain, measured} {
+			name := target + "/metrics=off"
+			if s.metrics != nil {
+				name = target + "/metrics=on"
 			}
-			w := &benchWriter{hdr: http.Header{}}
-			b.ReportAllocs()
-			for b.Loop() {
-				w.n = 0
-				s.ServeHTTP(w, req)
-			}
-			if w.status != 200 && w.status != 404 {
-				b.Fatalf("status %d", w.status)
-			}
-			b.SetBytes(int64(w.n))
-		})
+			b.Run(name, func(b *testing.B) {
+				req, err := http.NewRequest(http.MethodGet, "http://x"+target, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := &benchWriter{hdr: http.Header{}}
+				b.ReportAllocs()
+				for b.Loop() {
+					w.n = 0
+					s.ServeHTTP(w, req)
+				}
+				if w.status != 200 && w.status != 404 {
+					b.Fatalf("status %d", w.status)
+				}
+				b.SetBytes(int64(w.n))
+			})
+		}
 	}
 }
 
