@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,11 +28,13 @@ import (
 
 // These tests keep openapi.json and the server in step, in both
 // directions: every route is documented and every documented path is a
-// route; every body the server sends, every golden body and every example
-// in the document validates against the document's schema for its
-// endpoint and status; every header the server sends is documented and
-// every required one is sent; every documented status and error message
-// really comes from the server.
+// route, with POST exactly where the route answers it; every body the
+// server sends, every golden body and every example in the document
+// validates against the document's schema for its endpoint, status and
+// media type; every header the server sends is documented and every
+// required one is sent; every documented status, media type and error
+// message really comes from the server; a route checks exactly the query
+// parameters it documents.
 
 // docURL is the name the schema compiler knows the document by; a schema
 // in it is compiled as docURL + "#" + its JSON pointer.
@@ -236,10 +240,80 @@ func routeParams(route string) []string {
 	return ps
 }
 
-// docMethods are the operations of every path: the API answers nothing
-// else (any other method gets 405, documented once, under
-// components.responses.MethodNotAllowed).
-var docMethods = []string{"get", "head"}
+// docMethods are the operations a path may have, in this order: GET and
+// HEAD on every path, POST only on the paths whose route answers it
+// (routes.go's post). The API answers nothing else: any other method gets
+// 405, documented once per Allow value under components.responses.
+var docMethods = []string{"get", "head", "post"}
+
+// methodsOf lists the operations a path item documents, in docMethods
+// order.
+func methodsOf(item any) []string {
+	m, _ := item.(map[string]any)
+	var out []string
+	for _, k := range docMethods {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// postPath reports whether the route that OpenAPI writes as path answers
+// POST (routes.go's post).
+func postPath(path string) bool {
+	for _, rt := range routes {
+		if docPath(rt.path) == path {
+			return rt.post
+		}
+	}
+	return false
+}
+
+// answers reports whether route answers method: GET and HEAD everywhere,
+// POST where routes.go says so.
+func answers(route, method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodPost && postPath(docPath(route))
+}
+
+// The media types of bodies: every body is JSON, but a CVE list's 200 can
+// be NDJSON (format=ndjson).
+const (
+	jsonMedia   = "application/json"
+	ndjsonMedia = "application/x-ndjson"
+)
+
+// bodyValues parses a body of media type mt as the validator parses JSON:
+// the one value of a JSON body, or the value of each line of an NDJSON
+// body (every line, the last included, ends in "\n"; an empty body has
+// none). A schema for NDJSON describes each line.
+func bodyValues(mt string, body []byte) ([]any, error) {
+	switch mt {
+	case jsonMedia:
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		return []any{v}, nil
+	case ndjsonMedia:
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			return nil, errors.New("the last line does not end in a newline")
+		}
+		vals := []any{}
+		for i, line := range bytes.SplitAfter(body, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", i+1, err)
+			}
+			vals = append(vals, v)
+		}
+		return vals, nil
+	}
+	return nil, fmt.Errorf("media type %q is neither %s nor %s", mt, jsonMedia, ndjsonMedia)
+}
 
 func docKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -262,16 +336,23 @@ func TestOpenAPIDocument(t *testing.T) {
 	ids := map[string]string{}
 	for _, path := range docKeys(paths) {
 		item, _ := paths[path].(map[string]any)
+		// GET and HEAD on every path, POST exactly where the route
+		// answers it: a path documents POST if and only if routes.go says
+		// post (a path that is no route is TestOpenAPIPathsMatchRoutes's).
+		want := []string{"get", "head"}
+		if postPath(path) {
+			want = append(want, "post")
+		}
 		for k := range item {
-			if !slices.Contains([]string{"summary", "description", "parameters", "get", "head"}, k) {
-				t.Errorf("%s: %q: the API answers only GET and HEAD (any other method is 405, see components.responses.MethodNotAllowed)", path, k)
+			if !slices.Contains(append([]string{"summary", "description", "parameters"}, want...), k) {
+				t.Errorf("%s: %q: the path answers only %s (any other method is 405, see the MethodNotAllowed responses under components.responses)", path, k, strings.ToUpper(strings.Join(want, ", ")))
 			}
 		}
 		statuses := map[string][]string{}
-		for _, m := range docMethods {
+		for _, m := range want {
 			op, ok := item[m].(map[string]any)
 			if !ok {
-				t.Errorf("%s: no %s operation: every path answers GET and HEAD", path, m)
+				t.Errorf("%s: no %s operation: every path answers GET and HEAD, and POST where its route says post", path, m)
 				continue
 			}
 			id, _ := op["operationId"].(string)
@@ -279,35 +360,80 @@ func TestOpenAPIDocument(t *testing.T) {
 				t.Errorf("%s %s: operationId %q, also %s's", m, path, id, other)
 			}
 			ids[id] = m + " " + path
-			// getX and headX: one name for the endpoint, the method before it.
+			// getX, headX and postX: one name for the endpoint, the
+			// method before it.
 			getID, _ := d.at(ptr("paths", path, "get", "operationId"))
 			if g, _ := getID.(string); len(id) <= len(m) || !strings.HasPrefix(id, m) || id[len(m):] != strings.TrimPrefix(g, "get") {
-				t.Errorf("%s %s: operationId %q: want getX for GET and headX for HEAD (GET's is %q)", m, path, id, g)
+				t.Errorf("%s %s: operationId %q: want getX for GET, headX for HEAD and postX for POST (GET's is %q)", m, path, id, g)
 			}
 			if s, _ := op["summary"].(string); s == "" {
 				t.Errorf("%s %s: no summary", m, path)
+			}
+			// Only a POST has a request body, and it is JSON with
+			// examples.
+			_, hasReq := op["requestBody"]
+			if hasReq != (m == "post") {
+				t.Errorf("%s %s: requestBody is %v: a POST has one, GET and HEAD none", m, path, hasReq)
+			}
+			if hasReq {
+				rb, rbp := d.object(t, ptr("paths", path, m, "requestBody"))
+				content, _ := rb["content"].(map[string]any)
+				if rb["required"] != true || len(content) != 1 || content[jsonMedia] == nil {
+					t.Errorf("%s %s: the request body (#%s) must be required and JSON only", m, path, rbp)
+				}
+				ex, _ := d.at(rbp + ptr("content", jsonMedia, "examples"))
+				if exs, _ := ex.(map[string]any); len(exs) == 0 {
+					t.Errorf("%s %s: no request body examples", m, path)
+				}
 			}
 			res, _ := op["responses"].(map[string]any)
 			statuses[m] = docKeys(res)
 			for _, status := range docKeys(res) {
 				r, rp := d.object(t, ptr("paths", path, m, "responses", status))
-				_, hasBody := r["content"]
+				content, hasBody := r["content"].(map[string]any)
 				switch {
 				case m == "head" && hasBody:
 					t.Errorf("head %s %s: a HEAD response has no body, so no content (#%s)", path, status, rp)
-				case m == "get" && (status == "304") == hasBody:
-					t.Errorf("get %s %s: content is %v (#%s): every GET response but 304 has a JSON body", path, status, hasBody, rp)
+				case m != "head" && (status == "304") == hasBody:
+					t.Errorf("%s %s %s: content is %v (#%s): every GET and POST response but 304 has a body", m, path, status, hasBody, rp)
+				case m == "post" && status == "304":
+					t.Errorf("post %s: 304: a POST never gets 304", path)
 				}
-				if m == "get" && status == "200" {
-					ex, _ := d.at(rp + ptr("content", "application/json", "examples"))
-					if exs, _ := ex.(map[string]any); len(exs) == 0 {
-						t.Errorf("get %s 200: no examples", path)
+				// Every body can be JSON; only a 200 can also be NDJSON.
+				if hasBody && content[jsonMedia] == nil {
+					t.Errorf("%s %s %s: no %s content (#%s)", m, path, status, jsonMedia, rp)
+				}
+				for _, mt := range docKeys(content) {
+					if mt != jsonMedia && (mt != ndjsonMedia || status != "200") {
+						t.Errorf("%s %s %s: media type %s (#%s): bodies are %s, and only a 200 may be %s", m, path, status, mt, rp, jsonMedia, ndjsonMedia)
+					}
+					if status == "200" {
+						ex, _ := d.at(rp + ptr("content", mt, "examples"))
+						if exs, _ := ex.(map[string]any); len(exs) == 0 {
+							t.Errorf("%s %s 200: no %s examples", m, path, mt)
+						}
 					}
 				}
 			}
 		}
 		if !slices.Equal(statuses["get"], statuses["head"]) {
 			t.Errorf("%s: GET documents statuses %v, HEAD %v: HEAD answers as GET does", path, statuses["get"], statuses["head"])
+		}
+	}
+
+	// The 405 of each path is the response whose Allow lists the path's
+	// methods, and each 405 response serves some path.
+	used := map[string]bool{}
+	for _, path := range docKeys(paths) {
+		if rp, ok := d.methodNotAllowed(t, path); ok {
+			used[rp] = true
+		}
+	}
+	resps, _ := d.at("/components/responses")
+	for _, name := range docKeys(resps.(map[string]any)) {
+		rp := ptr("components", "responses", name)
+		if _, ok := d.at(rp + ptr("headers", "Allow")); ok && !used[rp] {
+			t.Errorf("#%s: no path answers the methods its Allow lists", rp)
 		}
 	}
 
@@ -359,10 +485,7 @@ func TestOpenAPIPathsMatchRoutes(t *testing.T) {
 			continue
 		}
 		delete(undocumented, path)
-		for _, m := range docMethods {
-			if _, ok := paths[path].(map[string]any)[m]; !ok {
-				continue // TestOpenAPIDocument says so
-			}
+		for _, m := range methodsOf(paths[path]) { // which ones: TestOpenAPIDocument's
 			declared := map[string]bool{}
 			for key, prm := range d.params(t, path, m) {
 				if name, ok := strings.CutPrefix(key, "path "); ok {
@@ -403,8 +526,25 @@ func TestOpenAPIExamples(t *testing.T) {
 				t.Errorf("#%s: an example without a value", ep)
 				continue
 			}
-			if err := d.schema(t, p+"/schema").Validate(v); err != nil {
-				t.Errorf("example #%s does not validate against #%s/schema: %v", ep, p, err)
+			// An NDJSON example is the body as text; the schema is each
+			// line's.
+			vals := []any{v}
+			if strings.HasSuffix(p, ptr("content", ndjsonMedia)) {
+				text, ok := v.(string)
+				if !ok {
+					t.Errorf("#%s: an %s example's value is the body as a string, not a %T", ep, ndjsonMedia, v)
+					continue
+				}
+				var err error
+				if vals, err = bodyValues(ndjsonMedia, []byte(text)); err != nil {
+					t.Errorf("#%s: %v", ep, err)
+					continue
+				}
+			}
+			for _, v := range vals {
+				if err := d.schema(t, p+"/schema").Validate(v); err != nil {
+					t.Errorf("example #%s does not validate against #%s/schema: %v", ep, p, err)
+				}
 			}
 			n++
 		}
@@ -424,6 +564,28 @@ func TestOpenAPIExamples(t *testing.T) {
 	if n < 60 {
 		t.Errorf("validated %d examples, want at least 60", n)
 	}
+}
+
+// methodNotAllowed returns the pointer of the 405 response of path: the
+// one under components.responses whose Allow header is the path's methods,
+// as the server writes them ("GET, HEAD").
+func (d *apiDoc) methodNotAllowed(t testing.TB, path string) (string, bool) {
+	t.Helper()
+	item, _ := d.at(ptr("paths", path))
+	allow := strings.ToUpper(strings.Join(methodsOf(item), ", "))
+	comp, _ := d.at("/components/responses")
+	for _, name := range docKeys(comp.(map[string]any)) {
+		rp := ptr("components", "responses", name)
+		if _, ok := d.at(rp + ptr("headers", "Allow")); !ok {
+			continue
+		}
+		h, _ := d.object(t, rp+ptr("headers", "Allow"))
+		if s, _ := h["schema"].(map[string]any); s["const"] == allow {
+			return rp, true
+		}
+	}
+	t.Errorf("%s: no response under components.responses has an Allow header of const %q: document the 405 of this path", path, allow)
+	return "", false
 }
 
 // matchRoute returns the route a request-target reaches, as the router
@@ -581,8 +743,9 @@ func liveServer(t testing.TB, h http.Handler) string {
 }
 
 // rawRequest sends one request with the target exactly as written, on a
-// connection of its own, and reads the whole response.
-func rawRequest(t testing.TB, addr, method, target string, hdr map[string]string) (*http.Response, []byte) {
+// connection of its own, and reads the whole response. A POST, or a
+// request with a body, sends the body as JSON with its Content-Length.
+func rawRequest(t testing.TB, addr, method, target string, hdr map[string]string, body string) (*http.Response, []byte) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -595,7 +758,10 @@ func rawRequest(t testing.TB, addr, method, target string, hdr map[string]string
 	for _, k := range docKeys(hdr) {
 		b.WriteString(k + ": " + hdr[k] + "\r\n")
 	}
-	b.WriteString("\r\n")
+	if method == http.MethodPost || body != "" {
+		b.WriteString("Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n")
+	}
+	b.WriteString("\r\n" + body)
 	if _, err := io.WriteString(c, b.String()); err != nil {
 		t.Fatal(err)
 	}
@@ -604,20 +770,21 @@ func rawRequest(t testing.TB, addr, method, target string, hdr map[string]string
 		t.Fatalf("%s %.80s: %v", method, target, err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
+	out, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatalf("%s %.80s: %v", method, target, err)
 	}
-	return res, body
+	return res, out
 }
 
 // liveRun checks live responses against the document and notes what it
-// saw: each (method, path, status), each header and each error message,
-// by response.
+// saw: each (method, path, status), each header, each media type and each
+// error message, by response.
 type liveRun struct {
 	d        *apiDoc
 	statuses map[string]bool
 	headers  map[string]bool
+	media    map[string]bool            // response pointer + " " + media type
 	messages map[string]map[string]bool // response pointer -> message
 }
 
@@ -626,40 +793,66 @@ var transportHeaders = []string{"Date", "Connection"}
 
 // check sends method target (with hdr) to addr, wants status (if not 0),
 // and checks the response against what the document says of it: status,
-// body schema, error message, headers.
+// media type, body schema, error message, headers.
 func (lr *liveRun) check(t *testing.T, addr, method, target string, hdr map[string]string, status int) {
 	t.Helper()
-	res, body := rawRequest(t, addr, method, target, hdr)
+	lr.send(t, addr, method, target, hdr, "", status)
+}
+
+// send is check with a request body.
+func (lr *liveRun) send(t *testing.T, addr, method, target string, hdr map[string]string, reqBody string, status int) {
+	t.Helper()
+	res, body := rawRequest(t, addr, method, target, hdr, reqBody)
 	what := method + " " + target
+	if reqBody != "" {
+		what += " " + reqBody
+	}
 	if len(what) > 100 {
 		what = what[:100] + "..."
 	}
 	if status != 0 && res.StatusCode != status {
-		t.Errorf("%s: status %d, want %d; body %s", what, res.StatusCode, status, body)
+		t.Errorf("%s: status %d, want %d; body %.300s", what, res.StatusCode, status, body)
 		return
 	}
 	d := lr.d
-	var rp string
+	// rp is the response documented for this answer; media the one whose
+	// content lists the media types it may have: for HEAD, GET's.
+	var rp, media string
 	switch route := matchRoute(target); {
 	case strings.HasPrefix(target, "/.panic/"):
 		rp = "/components/responses/InternalError"
 	case route == "":
 		rp = "/components/responses/EndpointNotFound"
-	case method != http.MethodGet && method != http.MethodHead:
-		rp = "/components/responses/MethodNotAllowed"
+	case !answers(route, method):
+		var ok bool
+		if rp, ok = d.methodNotAllowed(t, docPath(route)); !ok {
+			return
+		}
 	default:
 		m := strings.ToLower(method)
 		var ok bool
 		if rp, ok = d.response(t, route, m, res.StatusCode); !ok {
-			t.Errorf("%s: status %d is not documented for %s %s; body %s", what, res.StatusCode, m, docPath(route), body)
+			t.Errorf("%s: status %d is not documented for %s %s; body %.300s", what, res.StatusCode, m, docPath(route), body)
 			return
 		}
 		lr.statuses[m+" "+docPath(route)+" "+strconv.Itoa(res.StatusCode)] = true
+		if m == "head" {
+			media, _ = d.response(t, route, "get", res.StatusCode)
+		}
 	}
 	resp, _ := d.object(t, rp)
 
-	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusNotModified && ct != "application/json" {
-		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
+	ct := res.Header.Get("Content-Type")
+	if media == "" {
+		media = rp
+		if res.StatusCode != http.StatusNotModified {
+			lr.media[rp+" "+ct] = true
+		}
+	}
+	mediaObj, _ := d.object(t, media)
+	types, _ := mediaObj["content"].(map[string]any)
+	if _, ok := types[ct]; res.StatusCode != http.StatusNotModified && !ok {
+		t.Errorf("%s: Content-Type %q, not one of %v (#%s)", what, ct, docKeys(types), media)
 	}
 	_, hasBody := resp["content"]
 	switch {
@@ -667,17 +860,19 @@ func (lr *liveRun) check(t *testing.T, addr, method, target string, hdr map[stri
 		if len(body) != 0 {
 			t.Errorf("%s: %d body bytes, want none (#%s)", what, len(body), rp)
 		}
-	default:
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(decode(t, res, body)))
+	case types[ct] != nil:
+		vals, err := bodyValues(ct, decode(t, res, body))
 		if err != nil {
-			t.Errorf("%s: body is not JSON: %v: %.200s", what, err, body)
+			t.Errorf("%s: body is not %s: %v: %.200s", what, ct, err, body)
 			break
 		}
-		if err := d.schema(t, rp+ptr("content", "application/json", "schema")).Validate(v); err != nil {
-			t.Errorf("%s: the %d body does not validate against #%s: %v", what, res.StatusCode, rp, err)
+		for _, v := range vals {
+			if err := d.schema(t, rp+ptr("content", ct, "schema")).Validate(v); err != nil {
+				t.Errorf("%s: the %d body does not validate against #%s: %v", what, res.StatusCode, rp, err)
+			}
 		}
 		if res.StatusCode >= 400 {
-			msg, _ := v.(map[string]any)["message"].(string)
+			msg, _ := vals[0].(map[string]any)["message"].(string)
 			if !slices.Contains(exampleMessages(t, d, rp), msg) {
 				t.Errorf("%s: message %q is not among the examples of #%s: document it", what, msg, rp)
 			}
@@ -741,7 +936,8 @@ func exampleMessages(t testing.TB, d *apiDoc, rp string) []string {
 }
 
 // liveTargets is a target answering 200 on handData for every route,
-// without a query: the live test derives its other requests from these.
+// without a query unless the route needs one: the live test derives its
+// other requests from these.
 var liveTargets = map[string]string{
 	"/cwe":                                   "/cwe",
 	"/cwe/:name":                             "/cwe/cwe-79",
@@ -759,6 +955,31 @@ var liveTargets = map[string]string{
 	"/reports/:report/alerts":                "/reports/20261121T000000Z/alerts",
 	"/reports/:report/alerts/:alert":         "/reports/20261122T000000Z/alerts/1",
 	"/openapi.json":                          "/openapi.json",
+	"/cve/batch":                             "/cve/batch?names=CVE-2023-0001,cve-2024-1001,CVE-2099-0001",
+	"/status":                                "/status",
+}
+
+// liveBatch is a POST body answering 200 on handData (and on the sample,
+// with one name missing).
+const liveBatch = `{"names":["CVE-2023-0001","cve-2024-1001","CVE-2099-0001","cve-2023-0001"]}`
+
+// addQuery adds the parameter q to target, after its own, or, with first,
+// before them: of a repeated parameter, the first counts.
+func addQuery(target, q string, first bool) string {
+	path, query, ok := strings.Cut(target, "?")
+	switch {
+	case !ok:
+		return path + "?" + q
+	case first:
+		return path + "?" + q + "&" + query
+	}
+	return target + "&" + q
+}
+
+// batchNames is a POST body of /cve/batch listing names.
+func batchNames(names ...string) string {
+	b, _ := json.Marshal(map[string][]string{"names": names})
+	return string(b)
 }
 
 // changesIndex builds the change-tracking fixture of TestChangeGoldens:
@@ -786,7 +1007,7 @@ func changesIndex(t *testing.T) *index.Index {
 
 func TestOpenAPILiveResponses(t *testing.T) {
 	d := loadDoc(t)
-	lr := &liveRun{d: d, statuses: map[string]bool{}, headers: map[string]bool{}, messages: map[string]map[string]bool{}}
+	lr := &liveRun{d: d, statuses: map[string]bool{}, headers: map[string]bool{}, media: map[string]bool{}, messages: map[string]map[string]bool{}}
 	hand := handData(t)
 	hd := liveServer(t, New(func() *index.Index { return hand }, Options{}))
 	cached := liveServer(t, New(func() *index.Index { return hand }, Options{CacheControl: "public, max-age=300"}))
@@ -798,6 +1019,14 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		lr.check(t, addr, http.MethodGet, target, hdr, status)
 		lr.check(t, addr, http.MethodHead, target, hdr, status)
 	}
+	post := func(addr, target, body string, hdr map[string]string, status int) {
+		t.Helper()
+		lr.send(t, addr, http.MethodPost, target, hdr, body, status)
+	}
+	gzip := map[string]string{"Accept-Encoding": "gzip"}
+	zstd := map[string]string{"Accept-Encoding": "zstd"}
+	anyTag := map[string]string{"If-None-Match": "*"}
+	future := map[string]string{"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"}
 
 	// From each route's 200 target: the answers every route can give.
 	for _, rt := range routes {
@@ -808,23 +1037,40 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		}
 		params := d.params(t, docPath(rt.path), "get")
 		both(hd, base, nil, 200)
-		both(hd, base, map[string]string{"Accept-Encoding": "gzip"}, 200)
-		both(hd, base, map[string]string{"Accept-Encoding": "zstd"}, 200)
+		both(hd, base, gzip, 200)
+		both(hd, base, zstd, 200)
 		both(cached, base, nil, 200)
-		both(hd, base, map[string]string{"If-None-Match": "*"}, 304)
-		both(cached, base, map[string]string{"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"}, 304)
-		both(hd, base+"?x="+strings.Repeat("q", maxQuery), nil, 414)
-		both(hd, base+"?x=a b", nil, 400) // a raw space
+		both(hd, base, anyTag, 304)
+		both(cached, base, future, 304)
+		both(hd, addQuery(base, "x="+strings.Repeat("q", maxQuery), false), nil, 414)
+		both(hd, addQuery(base, "x=a b", false), nil, 400) // a raw space
 		both(none, base, nil, 503)
-		lr.check(t, hd, http.MethodPost, base, nil, 405)
-		// A route checks page and cvss exactly when it documents them.
-		for _, q := range []string{"page=0", "page=%ZZ", "cvss=bogus"} {
+		// Any other method is 405, its Allow the path's methods.
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+			if !answers(rt.path, m) {
+				lr.check(t, hd, m, base, nil, 405)
+			}
+		}
+		if rt.post {
+			path, _, _ := strings.Cut(base, "?")
+			post(hd, path, liveBatch, nil, 200)
+			post(hd, path, liveBatch, anyTag, 200) // a POST never gets 304
+			post(cached, path, liveBatch, future, 200)
+			post(hd, path+"?x="+strings.Repeat("q", maxQuery), liveBatch, nil, 414)
+			post(hd, path+"?x=a b", liveBatch, nil, 400)
+			post(none, path, liveBatch, nil, 503)
+		}
+		// A route checks a query parameter exactly when it documents it:
+		// a bad value is 400 there and ignored elsewhere. The bad one goes
+		// first, as the first of a repeated parameter counts.
+		for _, q := range []string{"page=0", "page=%ZZ", "cvss=bogus", "updated_since=yesterday", "published_since=2024-01-31",
+			"format=xml", "version=", "q=%ZZ", "cwe=%ZZ", "vendor=%ZZ", "product=%ZZ", "names=,"} {
 			name, _, _ := strings.Cut(q, "=")
 			want := 200
 			if params["query "+name] != nil {
 				want = 400
 			}
-			both(hd, base+"?"+q, nil, want)
+			both(hd, addQuery(base, q, true), nil, want)
 		}
 		// A name that is not valid percent-encoding, and one too long.
 		rs, segs := strings.Split(rt.path, "/"), strings.Split(base, "/")
@@ -870,14 +1116,133 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		{"/nope", 404},
 		{"/cve/", 404},
 		{"/CVE", 404},
+		{"/cve/batch/x", 404},
 	} {
 		both(hd, tc.target, nil, tc.status)
 	}
 	lr.check(t, hd, http.MethodPost, "/nope", nil, 404)
 	both(pn, "/.panic/x", nil, 500)
 
-	// The real sample, at every golden path, and the change-tracking
-	// fixture at every report, alert and event list.
+	// The filters of the CVE lists, their export, versions, search,
+	// batch lookup: every answer each can give.
+	widget := "/vendors/acme/products/widget/cve"
+	for _, tc := range []struct {
+		target string
+		status int
+	}{
+		{"/cve?updated_since=2024-02-01+00:00:00Z", 200},
+		{"/cve?updated_since=2024-02-01%2000:00:00.5Z&page=3", 200},
+		{"/cve?published_since=2023-01-01T01:00:00%2B01:00", 200},
+		{"/cve?published_since=2024-01-01T00:00:00Z&updated_since=2024-01-31T23:59:59.999Z&cvss=high", 200},
+		{"/cve?cwe=cwe-79&vendor=a%2Fb&product=x%20y%2Bz%25&cvss=high", 200},
+		{"/cve?vendor=acme&updated_since=2024-01-01T00:00:00Z&page=2", 200},
+		{"/cve?vendor=nobody", 200},
+		{"/cve?vendor=acme&product=nothing", 200},
+		{"/cve?cwe=CWE-1321", 200}, // cited, not in the catalog: nothing
+		{"/cve?updated_since=2024-02-30T00:00:00Z", 400},
+		{"/cve?updated_since=2024-02-01T00:00:00+01:00", 400}, // a raw + is a space
+		{"/cve?published_since=", 400},
+		{"/cve?product=widget", 400},
+		{"/cve?product=widget&vendor=%ZZ", 400},
+		{"/cve?format=ndjson", 200},
+		{"/cve?format=ndjson&cvss=medium&vendor=acme&updated_since=2024-01-01T00:00:00Z&page=3", 200},
+		{"/cve?format=ndjson&vendor=nobody", 200},
+		{"/cve?format=json&page=2", 200},
+		{"/cve?format=NDJSON", 400},
+		{"/cve?format=ndjson&page=0", 400},
+		{"/cwe/CWE-79/cve?format=ndjson", 200},
+		{"/cwe/CWE-79/cve?updated_since=2030-01-01T00:00:00Z", 200},
+		{"/cwe/CWE-79/cve?published_since=bad", 400},
+		{"/cwe/CWE-79/cve?updated_since=bad", 400},
+		{"/cwe/CWE-79/cve?format=csv", 400},
+		{"/cwe/CWE-1321/cve?updated_since=bad", 404},
+		{"/vendors/acme/cve?format=ndjson&published_since=2024-01-01T00:00:00Z", 200},
+		{"/vendors/acme/cve?updated_since=x", 400},
+		{"/vendors/acme/cve?published_since=x", 400},
+		{"/vendors/acme/cve?format=", 400},
+		{"/vendors/nobody/cve?format=xml", 404},
+		{widget + "?version=1.5", 200},
+		{widget + "?version=1.5&format=ndjson", 200},
+		{widget + "?version=9.9", 200},
+		{widget + "?version=*", 200},
+		{widget + "?version=", 400},
+		{widget + "?version=" + strings.Repeat("1", 257), 400},
+		{widget + "?version=%ZZ", 400},
+		{widget + "?updated_since=x", 400},
+		{widget + "?published_since=x", 400},
+		{widget + "?format=xml", 400},
+		{widget + "?version=&page=0", 400},
+		{"/vendors/nobody/products/widget/cve?version=1.0", 404},
+		{"/vendors/acme/products/nothing/cve?version=1.0", 404},
+		{"/vendors/a%2Fb/products/x%20y%2Bz%25/cve?version=10.0&page=1", 200},
+		{"/vendors?q=ACM", 200},
+		{"/vendors?q=a&page=2", 200},
+		{"/vendors?q=%ZZ", 400},
+		{"/vendors/acme/products?q=WID", 200},
+		{"/vendors/acme/products?q=nothing", 200},
+		{"/vendors/a%2Fb/products?q=%ZZ", 400},
+		{"/vendors/nobody/products?q=w", 404},
+		{"/cve/batch?names=+CVE-2023-0001+,,cve-2023-0001,nope", 200},
+		{"/cve/batch?names=nope", 200},
+		{"/cve/batch", 400},
+		{"/cve/batch?names=", 400},
+		{"/cve/batch?names=%ZZ", 400},
+		{"/cve/batch?names=" + strings.Repeat("a,", 1001), 400},
+		{"/status?x=1", 200},
+	} {
+		both(hd, tc.target, nil, tc.status)
+	}
+	both(hd, "/cve?format=ndjson", anyTag, 304)
+	both(cached, "/vendors/acme/cve?format=ndjson", future, 304)
+	both(cached, widget+"?format=ndjson&version=1.1", nil, 200)
+	// An export is never compressed.
+	for _, hdr := range []map[string]string{gzip, zstd} {
+		both(hd, "/cve?format=ndjson", hdr, 200)
+		if res, body := rawRequest(t, hd, http.MethodGet, "/cve?format=ndjson", hdr, ""); res.Header.Get("Content-Encoding") != "" || len(body) < minCompress {
+			t.Errorf("GET /cve?format=ndjson with %v: Content-Encoding %q, %d bytes: want a whole, uncompressed export", hdr, res.Header.Get("Content-Encoding"), len(body))
+		}
+	}
+
+	// POST /cve/batch: a body the document's request schema accepts gets
+	// 200, one it refuses 400, and the other way round.
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = "CVE-2024-1001"
+	}
+	reqSchema := d.schema(t, ptr("paths", "/cve/batch", "post", "requestBody", "content", jsonMedia, "schema"))
+	for _, tc := range []struct {
+		body   string
+		hdr    map[string]string
+		status int
+	}{
+		{liveBatch, nil, 200},
+		{batchNames("CVE-2024-1001", "CVE-2024-1002", "CVE-2024-1003", "CVE-2024-1004", "CVE-2024-1005"), gzip, 200},
+		{batchNames("CVE-2024-1001", "CVE-2024-1002", "CVE-2024-1003", "CVE-2024-1004", "CVE-2024-1005"), zstd, 200},
+		{batchNames(many[:1000]...), nil, 200},
+		{batchNames(""), nil, 200},
+		{`{"names":["nope"],"other":1}`, nil, 200},
+		{`{"names":[]}`, nil, 400},
+		{batchNames(many...), nil, 400},
+		{`{}`, nil, 400},
+		{`{"names":null}`, nil, 400},
+		{`{"names":"CVE-2023-0001"}`, nil, 400},
+		{`{"names":[1]}`, nil, 400},
+		{`["CVE-2023-0001"]`, nil, 400},
+		{`{"names":["CVE-2023-0001"]} {}`, nil, 400},
+		{`not json`, nil, 400},
+		{``, nil, 400},
+	} {
+		post(hd, "/cve/batch", tc.body, tc.hdr, tc.status)
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.body))
+		if valid := err == nil && reqSchema.Validate(v) == nil; valid != (tc.status == 200) {
+			t.Errorf("POST /cve/batch %.80s: status %d, but the request schema says valid %v", tc.body, tc.status, valid)
+		}
+	}
+	post(hd, "/cve/batch", `{"names":["`+strings.Repeat("x", maxBatchBody)+`"]}`, nil, 413)
+	post(hd, "/cve/batch?names=%ZZ", liveBatch, nil, 200) // the query is not read
+
+	// The real sample, at every golden path and a few more, and the
+	// change-tracking fixture at every report, alert and event list.
 	six := sampleIndex(t)
 	sample := liveServer(t, New(func() *index.Index { return six }, Options{}))
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
@@ -886,6 +1251,12 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		status, _ := g["status"].(json.Number).Int64()
 		both(sample, g["path"].(string), nil, int(status))
 	}
+	for _, target := range []string{"/status", "/cve?format=ndjson", "/vendors?q=micro", "/vendors/cisco/products?q=unified",
+		"/vendors/clashforwindows/products/clash/cve?version=0.20.1", "/cve/batch?names=CVE-2024-5732,CVE-2023-47488,CVE-1999-9999"} {
+		both(sample, target, nil, 200)
+		both(sample, target, gzip, 200)
+	}
+	post(sample, "/cve/batch", batchNames("CVE-2024-5732", "Cve-2023-47488", "CVE-1999-9999"), zstd, 200)
 	changes := changesIndex(t)
 	ch := liveServer(t, New(func() *index.Index { return changes }, Options{}))
 	const report = "/reports/20261122T060000Z"
@@ -898,24 +1269,37 @@ func TestOpenAPILiveResponses(t *testing.T) {
 
 	// Every status documented for an operation came from the server (500
 	// only from the panicking route: it has no way in through the others),
-	// and so did every error message in the document.
+	// and so did every media type and error message in the document.
 	paths, _ := d.root["paths"].(map[string]any)
+	responses := map[string]bool{}
 	for _, path := range docKeys(paths) {
-		for _, m := range docMethods {
+		for _, m := range methodsOf(paths[path]) {
 			res, _ := d.at(ptr("paths", path, m, "responses"))
 			for _, status := range docKeys(res.(map[string]any)) {
 				if status != "500" && !lr.statuses[m+" "+path+" "+status] {
 					t.Errorf("%s %s: documented status %s never came from the server: add a request to TestOpenAPILiveResponses, or drop the status", m, path, status)
 				}
+				_, rp := d.object(t, ptr("paths", path, m, "responses", status))
+				responses[rp] = true
 			}
 		}
 	}
 	comp, _ := d.at("/components/responses")
 	for _, name := range docKeys(comp.(map[string]any)) {
 		rp := ptr("components", "responses", name)
+		responses[rp] = true
 		for _, msg := range exampleMessages(t, d, rp) {
 			if !lr.messages[rp][msg] {
 				t.Errorf("#%s: example message %q never came from the server through this response", rp, msg)
+			}
+		}
+	}
+	for _, rp := range docKeys(responses) {
+		v, _ := d.at(rp + "/content")
+		content, _ := v.(map[string]any)
+		for _, mt := range docKeys(content) {
+			if !lr.media[rp+" "+mt] {
+				t.Errorf("#%s: media type %s never came from the server through this response", rp, mt)
 			}
 		}
 	}
