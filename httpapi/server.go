@@ -583,7 +583,7 @@ var (
 	errBadPublishedSince  = &apiError{http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
 	errBadFormat          = &apiError{http.StatusBadRequest, "format must be json or ndjson"}
 	errProductNeedsVendor = &apiError{http.StatusBadRequest, "product needs vendor"}
-	errBadVersion         = &apiError{http.StatusBadRequest, "version must be 1 to 256 characters"}
+	errBadVersion         = &apiError{http.StatusBadRequest, "version must be 1 to 256 bytes"}
 	errBatchNames         = &apiError{http.StatusBadRequest, "names must list 1 to 1000 CVE names"}
 	errBadBatchBody       = &apiError{http.StatusBadRequest, `body must be a JSON object {"names": [...]}`}
 	errBatchTooBig        = &apiError{http.StatusRequestEntityTooLarge, "body is larger than 256 KiB"}
