@@ -40,7 +40,7 @@ func BenchmarkQuery(b *testing.B) {
 	vendor, nv := biggest(b, ix.Vendors(), ix.VendorCVEs)
 	cwe, nc := biggest(b, ix.CWEs(), ix.CWECVEs)
 	st := ix.Status()
-	newest := st.NewestUpdate // "YYYY-MM-DD HH:MM:SSZ"
+	newest := st.NewestUpdate          // "YYYY-MM-DD HH:MM:SSZ"
 	day := newest[:8] + "01 00:00:00Z" // the newest month
 	b.Logf("largest vendor %s (%d CVEs), largest CWE %s (%d CVEs); newest update %s", vendor, nv, cwe, nc, newest)
 	var batch []string

@@ -63,7 +63,7 @@ type Index struct {
 	// updated_at, so published_since can start from updated_since's cut.
 	createdNotAfterUpdated bool
 	minPublished           uint64 // the earliest created_at; 0 when there are no CVEs
-	noCPE, noCVSS          int // CVEs without any CPE, without any CVSS score
+	noCPE, noCVSS          int    // CVEs without any CPE, without any CVSS score
 
 	vendors      [][]byte // vendor summaries, name ascending
 	vendorByName map[string]*vendor
