@@ -37,11 +37,13 @@ import (
 //     removed ("11.5\(1\)" is 11.5(1)), as the version component is;
 //   - "-" (NA, not applicable) or empty: it covers no version.
 //
-// An empty version matches nothing.
+// The asked version is taken as it is (no CPE unescaping); an empty one,
+// "*" or "-" is no version and matches nothing.
 //
 // The answer costs one binary search among the product's distinct exact
 // versions, one among its distinct range bounds, a pass over its ranges
-// comparing integers, and one allocation when it merges several sources.
+// comparing integers, and at most one allocation, to merge the three
+// sources (one more when version has upper-case letters).
 func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l List, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
@@ -51,16 +53,17 @@ func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l List,
 }
 
 // affected is what ProductCVEsAt needs of one product: its vulnerable
-// CPEs, as three sets of CVE positions (each ascending and without
-// repeats).
+// CPEs, as three sets of CVE positions, each ascending and without
+// repeats: by exact version, with an unbounded "*", and by range.
 type affected struct {
-	// keys are the distinct folded concrete versions, in byte order; the
-	// CVEs of keys[i] are exact[at[i]:at[i+1]].
-	keys  []string
-	at    []int32
-	exact []int32
-	// any holds the CVEs with an unbounded "*".
-	any []int32
+	// keys are the distinct folded exact versions, in byte order. ids
+	// holds len(keys)+1 offsets into ids itself, then the CVEs of each key
+	// in turn, then those with an unbounded "*": the CVEs of keys[i] are
+	// ids[ids[i]:ids[i+1]], the unbounded ones ids[ids[len(keys)]:]. One
+	// slice rather than three keeps the 150,000-odd products of a full
+	// snapshot small.
+	keys []string
+	ids  []int32
 	// bounds are the distinct folded and unescaped range bounds, in
 	// CompareVersions order, and spans the ranges as ranks among them,
 	// ordered by CVE position. A version's rank is 2i+1 when it is
@@ -72,12 +75,29 @@ type affected struct {
 
 type span struct{ lo, hi, pos int32 }
 
-// matchAcc collects a product's vulnerable CPEs while the CVEs are walked
-// in list order.
-type matchAcc struct {
+// exactCVEs returns the CVEs whose vulnerable CPEs name the folded
+// version v.
+func (a *affected) exactCVEs(v string) []int32 {
+	if i, found := slices.BinarySearch(a.keys, v); found {
+		return a.ids[a.ids[i]:a.ids[i+1]]
+	}
+	return nil
+}
+
+// anyCVEs returns the CVEs with a vulnerable unbounded "*".
+func (a *affected) anyCVEs() []int32 { return a.ids[a.ids[len(a.keys)]:] }
+
+// affBuilder builds the affected of products, one after the other, on
+// one goroutine: in[order[pos]] is the CVE at list position pos. It keeps
+// its scratch space from one product to the next.
+type affBuilder struct {
+	in    []CVEEntry
+	order []int32
+
 	exact  []versionAt
 	any    []int32
 	ranges []rangeAt
+	all    []string
 }
 
 type versionAt struct {
@@ -86,96 +106,96 @@ type versionAt struct {
 }
 
 type rangeAt struct {
-	bounds *cpeBounds
+	bounds [4]string // folded and unescaped
 	pos    int32
 }
 
-// addMatch adds r, a vulnerable CPE of the CVE at list position pos.
-func (m *matchAcc) addMatch(r *cpeRef, pos int32) {
-	switch {
-	case IsName(r.version):
-		v := foldVersion(r.version)
-		if r.bounds == nil || r.bounds.cover(v) {
-			m.exact = append(m.exact, versionAt{v, pos})
+// build returns the affected of the vendor's product whose CVEs are at
+// the list positions cves; nil when no version can match. It reads the
+// CPEs of those CVEs again rather than have gatherVendors keep the
+// vulnerable ones of every product: that would cost a full snapshot's
+// load some 100 MB and a million allocations more, this costs a look at
+// each CPE of a CVE once per product the CVE names.
+func (ab *affBuilder) build(vendor, product string, cves []int32) *affected {
+	ab.exact, ab.any, ab.ranges = ab.exact[:0], ab.any[:0], ab.ranges[:0]
+	for _, pos := range cves {
+		cpes := ab.in[ab.order[pos]].cpes
+		for k := range cpes {
+			r := &cpes[k]
+			if !r.vulnerable || r.product != product || r.vendor != vendor {
+				continue
+			}
+			switch {
+			case IsName(r.version):
+				v := foldVersion(r.version)
+				if r.bounds == nil || r.bounds.cover(v) {
+					ab.exact = append(ab.exact, versionAt{v, pos})
+				}
+			case r.version != "*":
+				// NA or empty: no version.
+			case r.bounds == nil:
+				if !lastIs(ab.any, pos) {
+					ab.any = append(ab.any, pos)
+				}
+			default:
+				ab.ranges = append(ab.ranges, rangeAt{r.bounds.folded(), pos})
+			}
 		}
-	case r.version != "*":
-		// NA or empty: no version.
-	case r.bounds == nil:
-		if !lastIs(m.any, pos) {
-			m.any = append(m.any, pos)
-		}
-	default:
-		m.ranges = append(m.ranges, rangeAt{r.bounds, pos})
 	}
-}
-
-// join appends what o collected, for CVEs after m's.
-func (m *matchAcc) join(o *matchAcc) {
-	m.exact = append(m.exact, o.exact...)
-	m.any = append(m.any, o.any...)
-	m.ranges = append(m.ranges, o.ranges...)
-}
-
-// build returns the product's affected, or nil when it has no vulnerable
-// CPE. m must not be used afterwards.
-func (m *matchAcc) build() *affected {
-	if len(m.exact) == 0 && len(m.any) == 0 && len(m.ranges) == 0 {
+	if len(ab.exact) == 0 && len(ab.any) == 0 && len(ab.ranges) == 0 {
 		return nil
 	}
-	a := &affected{any: slices.Clip(m.any)}
-	if len(m.exact) > 0 {
-		ex := m.exact
-		slices.SortFunc(ex, func(x, y versionAt) int {
-			return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
-		})
-		ex = slices.Compact(ex)
-		n := 1
-		for i := 1; i < len(ex); i++ {
-			if ex[i].version != ex[i-1].version {
-				n++
-			}
+	a := &affected{}
+	ex := ab.exact
+	slices.SortFunc(ex, func(x, y versionAt) int {
+		return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
+	})
+	ex = slices.Compact(ex)
+	n := 0
+	for i := range ex {
+		if i == 0 || ex[i].version != ex[i-1].version {
+			n++
 		}
-		a.keys = make([]string, 0, n)
-		a.at = make([]int32, 0, n+1)
-		a.exact = make([]int32, len(ex))
-		for i, e := range ex {
-			if i == 0 || e.version != ex[i-1].version {
-				a.keys = append(a.keys, e.version)
-				a.at = append(a.at, int32(i))
-			}
-			a.exact[i] = e.pos
-		}
-		a.at = append(a.at, int32(len(ex)))
 	}
-	if len(m.ranges) > 0 {
-		a.buildSpans(m.ranges)
+	a.keys = make([]string, 0, n)
+	a.ids = make([]int32, n+1, n+1+len(ex)+len(ab.any))
+	for i, e := range ex {
+		if i == 0 || e.version != ex[i-1].version {
+			a.ids[len(a.keys)] = int32(len(a.ids))
+			a.keys = append(a.keys, e.version)
+		}
+		a.ids = append(a.ids, e.pos)
+	}
+	a.ids[n] = int32(len(a.ids))
+	a.ids = append(a.ids, ab.any...)
+	if len(ab.ranges) > 0 {
+		ab.buildSpans(a)
 	}
 	return a
 }
 
-// buildSpans ranks the bounds of the ranges and stores each range as a
-// span; ranges holds CVE positions ascending.
-func (a *affected) buildSpans(ranges []rangeAt) {
-	fb := make([][4]string, len(ranges))
-	var all []string
-	for i, r := range ranges {
-		fb[i] = r.bounds.folded()
-		for _, s := range fb[i] {
+// buildSpans ranks the bounds of ab.ranges and stores each range in a as
+// a span.
+func (ab *affBuilder) buildSpans(a *affected) {
+	all := ab.all[:0]
+	for i := range ab.ranges {
+		for _, s := range ab.ranges[i].bounds {
 			if s != "" {
 				all = append(all, s)
 			}
 		}
 	}
 	slices.SortFunc(all, CompareVersions)
-	a.bounds = slices.Clip(slices.Compact(all))
+	a.bounds = slices.Clone(slices.Compact(all))
+	ab.all = all
 	rankOf := func(s string) int32 { // s is one of a.bounds
 		i, _ := slices.BinarySearchFunc(a.bounds, s, CompareVersions)
 		return int32(2*i + 1)
 	}
-	a.spans = make([]span, 0, len(ranges))
-	for i, r := range ranges {
-		b := &fb[i]
-		sp := span{lo: 0, hi: math.MaxInt32, pos: r.pos}
+	spans := make([]span, 0, len(ab.ranges))
+	for i := range ab.ranges {
+		b := &ab.ranges[i].bounds
+		sp := span{lo: 0, hi: math.MaxInt32, pos: ab.ranges[i].pos}
 		if b[0] != "" { // start including: rank >= its rank
 			sp.lo = max(sp.lo, rankOf(b[0]))
 		}
@@ -189,14 +209,16 @@ func (a *affected) buildSpans(ranges []rangeAt) {
 			sp.hi = min(sp.hi, rankOf(b[3]))
 		}
 		if sp.lo < sp.hi {
-			a.spans = append(a.spans, sp)
+			spans = append(spans, sp)
 		}
 	}
 	// One CVE may repeat a range (for several target platforms, say).
-	slices.SortFunc(a.spans, func(x, y span) int {
+	slices.SortFunc(spans, func(x, y span) int {
 		return cmp.Or(cmp.Compare(x.pos, y.pos), cmp.Compare(x.lo, y.lo), cmp.Compare(x.hi, y.hi))
 	})
-	a.spans = slices.Clip(slices.Compact(a.spans))
+	if spans = slices.Compact(spans); len(spans) > 0 {
+		a.spans = slices.Clip(spans)
+	}
 }
 
 // rank is where the folded version v falls among a.bounds (see spans).
@@ -208,8 +230,8 @@ func (a *affected) rank(v string) int32 {
 	return int32(2 * i)
 }
 
-// hitsPool holds scratch slices for the CVE positions of matching spans.
-var hitsPool = sync.Pool{New: func() any { return new([]int32) }}
+// scratchPool holds scratch slices of CVE positions for match.
+var scratchPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // match returns the positions of the CVEs covering version, ascending.
 // It may return a slice a holds; callers must not change it.
@@ -218,61 +240,77 @@ func (a *affected) match(version string) []int32 {
 		return nil
 	}
 	v := foldVersion(version)
-	var exact []int32
-	if i, found := slices.BinarySearch(a.keys, v); found {
-		exact = a.exact[a.at[i]:a.at[i+1]]
-	}
+	exact, any := a.exactCVEs(v), a.anyCVEs()
 	if len(a.spans) == 0 {
 		switch {
 		case len(exact) == 0:
-			return a.any
-		case len(a.any) == 0:
+			return any
+		case len(any) == 0:
 			return exact
 		}
-		return merge(nil, exact, a.any, nil)
+		return union(make([]int32, 0, len(exact)+len(any)), exact, any)
 	}
-	hp := hitsPool.Get().(*[]int32)
-	hits := (*hp)[:0]
-	r := a.rank(v)
-	for i := range a.spans {
-		if sp := &a.spans[i]; sp.lo <= r && r < sp.hi && !lastIs(hits, sp.pos) {
-			hits = append(hits, sp.pos)
-		}
-	}
+	hp := scratchPool.Get().(*[]int32)
+	hits := a.stab(a.rank(v), *hp)
 	var out []int32
-	if len(exact)+len(a.any)+len(hits) > 0 {
-		out = merge(make([]int32, 0, len(exact)+len(a.any)+len(hits)), exact, a.any, hits)
+	switch {
+	case len(exact)+len(any)+len(hits) == 0:
+	case len(exact) == 0 || len(any) == 0:
+		x := exact
+		if len(x) == 0 {
+			x = any
+		}
+		out = union(make([]int32, 0, len(x)+len(hits)), x, hits)
+	default:
+		tp := scratchPool.Get().(*[]int32)
+		t := union((*tp)[:0], exact, any)
+		out = union(make([]int32, 0, len(t)+len(hits)), t, hits)
+		*tp = t
+		scratchPool.Put(tp)
 	}
 	*hp = hits
-	hitsPool.Put(hp)
+	scratchPool.Put(hp)
 	return out
 }
 
-// merge appends to dst the union of three ascending lists, ascending and
-// without repeats.
-func merge(dst, x, y, z []int32) []int32 {
-	if dst == nil {
-		dst = make([]int32, 0, len(x)+len(y)+len(z))
-	}
-	for len(x)+len(y)+len(z) > 0 {
-		m := int32(math.MaxInt32)
-		for _, l := range [3][]int32{x, y, z} {
-			if len(l) > 0 {
-				m = min(m, l[0])
-			}
-		}
-		dst = append(dst, m)
-		for len(x) > 0 && x[0] == m {
-			x = x[1:]
-		}
-		for len(y) > 0 && y[0] == m {
-			y = y[1:]
-		}
-		for len(z) > 0 && z[0] == m {
-			z = z[1:]
+// stab returns in dst (its contents replaced) the positions of the spans
+// that hold rank r, ascending and without repeats.
+func (a *affected) stab(r int32, dst []int32) []int32 {
+	dst = slices.Grow(dst[:0], len(a.spans))[:len(a.spans)]
+	n := 0
+	for _, sp := range a.spans {
+		// lo <= r < hi in one unsigned comparison, and no branch (the
+		// compiler makes the increment a conditional move): whether a
+		// span holds r is anybody's guess.
+		dst[n] = sp.pos
+		if uint32(r-sp.lo) < uint32(sp.hi-sp.lo) {
+			n++
 		}
 	}
-	return dst
+	// A CVE's several ranges are next to each other.
+	return slices.Compact(dst[:n])
+}
+
+// union appends to dst the union of x and y, each ascending and without
+// repeats, ascending and without repeats.
+func union(dst, x, y []int32) []int32 {
+	i, j := 0, 0
+	for i < len(x) && j < len(y) {
+		switch a, b := x[i], y[j]; {
+		case a < b:
+			dst = append(dst, a)
+			i++
+		case a > b:
+			dst = append(dst, b)
+			j++
+		default:
+			dst = append(dst, a)
+			i++
+			j++
+		}
+	}
+	dst = append(dst, x[i:]...)
+	return append(dst, y[j:]...)
 }
 
 // folded returns the four bounds with CPE escaping removed and folded to

@@ -225,7 +225,6 @@ type vendorAcc struct {
 type productAcc struct {
 	cves     []int32
 	versions []string // with repeats, until the product is built
-	matchAcc          // the vulnerable CPEs, for ProductCVEsAt
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry) error {
@@ -264,7 +263,7 @@ func (ix *Index) buildCVEs(in []CVEEntry) error {
 	if err != nil {
 		return err
 	}
-	ix.setVendors(joinVendors(accs), parts)
+	ix.setVendors(joinVendors(accs), parts, in, order)
 	return nil
 }
 
@@ -359,9 +358,6 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 			if IsName(r.version) {
 				p.versions = append(p.versions, r.version)
 			}
-			if r.vulnerable {
-				p.addMatch(&r, pos)
-			}
 		}
 	}
 	return acc
@@ -387,15 +383,15 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 				}
 				pb.cves = append(pb.cves, pa.cves...)
 				pb.versions = append(pb.versions, pa.versions...)
-				pb.matchAcc.join(&pa.matchAcc)
 			}
 		}
 	}
 	return all
 }
 
-// newVendor encodes a vendor's bodies and its products'.
-func newVendor(name string, a *vendorAcc) *vendor {
+// newVendor encodes a vendor's bodies and its products', and has ab index
+// the vulnerable CPEs of its products.
+func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
 	human := HumanName(name)
 	pnames := sortedKeys(a.products)
 	v := &vendor{
@@ -414,14 +410,15 @@ func newVendor(name string, a *vendorAcc) *vendor {
 		slices.SortFunc(versions, CompareVersions)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
-		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), aff: pa.matchAcc.build()}
+		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), aff: ab.build(name, pname, pa.cves)}
 	}
 	return v
 }
 
 // setVendors encodes the vendors, on parts goroutines, and puts them in
-// the index by name and in name order.
-func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
+// the index by name and in name order. in and order are what
+// gatherVendors walked.
+func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int, in []CVEEntry, order []int32) {
 	names := sortedKeys(acc)
 	vendors := make([]*vendor, len(names))
 	var wg sync.WaitGroup
@@ -429,8 +426,9 @@ func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ab := &affBuilder{in: in, order: order}
 			for i := len(names) * w / parts; i < len(names)*(w+1)/parts; i++ {
-				vendors[i] = newVendor(names[i], acc[names[i]])
+				vendors[i] = newVendor(names[i], acc[names[i]], ab)
 			}
 		}()
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -66,6 +67,11 @@ func EncodeCVE(c *CVE) []byte {
 	})
 }
 
+// cpeScratch holds ScanCVE's scratch lists of CPEs. A list keeps views
+// into the bodies it last held until it is reused: at most a few CVEs'
+// worth, which the index keeps anyway.
+var cpeScratch = sync.Pool{New: func() any { return new([]cpeRef) }}
+
 // ErrNotCVEBody is wrapped by ScanCVE's errors.
 var ErrNotCVEBody = errors.New("index: not a CVE body")
 
@@ -115,14 +121,21 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 			}
 		case "cpes":
 			it := cpeIter{s: s}
-			e.cpes = []cpeRef{}
+			// Gathered in a scratch list, kept in one copy of the right
+			// size: appending to e.cpes itself would allocate half as
+			// much again, in several steps.
+			scratch := cpeScratch.Get().(*[]cpeRef)
+			cpes := (*scratch)[:0]
 			for it.next() {
 				r := cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version), vulnerable: it.vulnerable}
 				if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3]) > 0 {
 					r.bounds = &cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3])}
 				}
-				e.cpes = append(e.cpes, r)
+				cpes = append(cpes, r)
 			}
+			e.cpes = append(make([]cpeRef, 0, len(cpes)), cpes...)
+			*scratch = cpes
+			cpeScratch.Put(scratch)
 			if it.err != nil {
 				return e.fail(&it.s, "bad cpes")
 			}
