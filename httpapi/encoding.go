@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,4 +116,50 @@ func compress(dst, body []byte, c coding) []byte {
 	zw.Reset(nil)
 	gzipWriters.Put(zw)
 	return aw.b
+}
+
+// zcache keeps the compressed bodies of one snapshot by coding and request
+// target (path and query as sent), so a page or CVE asked for again by
+// clients that take gzip or zstd costs a map lookup instead of a
+// compression. The same target of the same snapshot always has the same
+// body, and GET and HEAD are the only methods cached. When its bodies
+// outgrow zcacheMax it starts over empty: the hot targets come back at
+// once, the rest were not worth keeping.
+type zcache struct {
+	tag  string
+	mu   sync.RWMutex
+	m    [codingZstd + 1]map[string][]byte
+	size int
+}
+
+// zcacheMax bounds the compressed bytes one zcache holds.
+const zcacheMax = 32 << 20
+
+func newZcache(tag string) *zcache {
+	z := &zcache{tag: tag}
+	for c := range z.m {
+		z.m[c] = map[string][]byte{}
+	}
+	return z
+}
+
+func (z *zcache) get(c coding, target string) ([]byte, bool) {
+	z.mu.RLock()
+	b, ok := z.m[c][target]
+	z.mu.RUnlock()
+	return b, ok
+}
+
+// put keeps a copy of body; false when the cache is full.
+func (z *zcache) put(c coding, target string, body []byte) bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.size+len(body)+len(target) > zcacheMax {
+		return false
+	}
+	if _, ok := z.m[c][target]; !ok {
+		z.m[c][target] = bytes.Clone(body)
+		z.size += len(body) + len(target)
+	}
+	return true
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -290,5 +291,68 @@ func TestMetricsAndAccessLog(t *testing.T) {
 	}
 	if !strings.Contains(lines[6], "method=DELETE") || !strings.Contains(lines[6], "status=405") {
 		t.Errorf("last line: %s", lines[6])
+	}
+}
+
+// TestCompressedCache: a compressed body comes from the cache only for the
+// same target of the same snapshot.
+func TestCompressedCache(t *testing.T) {
+	var cur atomic.Pointer[index.Index]
+	cur.Store(handData(t))
+	srv := httptest.NewServer(New(cur.Load, Options{}))
+	defer srv.Close()
+	check := func(target, accept string) {
+		t.Helper()
+		_, plain := do(t, srv, "GET", target, nil)
+		for i := 0; i < 2; i++ { // the second is a cache hit
+			res, body := do(t, srv, "GET", target, map[string]string{"Accept-Encoding": accept})
+			if res.Header.Get("Content-Encoding") != accept {
+				t.Fatalf("%s %s: not compressed (%d bytes): pick a bigger body", target, accept, len(plain))
+			}
+			if got := decode(t, res, body); !bytes.Equal(got, plain) {
+				t.Fatalf("%s %s (try %d): decoded body differs from the plain one", target, accept, i)
+			}
+		}
+	}
+	for _, accept := range []string{"gzip", "zstd"} {
+		check("/vendors/acme/cve?page=1", accept)
+		check("/vendors/acme/cve?page=2", accept)
+		check("/vendors/acme/cve", accept)
+		check("/cve?page=1", accept)
+	}
+	// Another snapshot: other bodies, over 1 KiB, at the same targets.
+	d := &index.Data{}
+	for i := 1; i <= 30; i++ {
+		d.CVEs = append(d.CVEs, index.CVE{Name: "CVE-2025-" + strconv.Itoa(1000+i), Summary: "other " + strconv.Itoa(i),
+			CreatedAt: "2025-01-01 00:00:00Z", UpdatedAt: "2025-01-01 00:00:00Z",
+			CPEs: []index.CPE{{ID: 1, URI: "cpe:2.3:a:acme:widget:1:*:*:*:*:*:*:*", Vendor: "acme", Product: "widget", Version: "1"}}})
+	}
+	other, err := index.Build(d, index.Meta{ID: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Store(other)
+	for _, accept := range []string{"gzip", "zstd"} {
+		check("/cve?page=1", accept)
+		check("/vendors/acme/cve?page=1", accept)
+	}
+}
+
+func TestZcacheBound(t *testing.T) {
+	z := newZcache(`"x"`)
+	big := make([]byte, zcacheMax/3)
+	for i := 0; i < 2; i++ {
+		if !z.put(codingGzip, "/t"+strconv.Itoa(i), big) {
+			t.Fatalf("put %d refused", i)
+		}
+	}
+	if z.put(codingZstd, "/t9", big) {
+		t.Error("a put beyond zcacheMax was taken")
+	}
+	if b, ok := z.get(codingGzip, "/t1"); !ok || len(b) != len(big) {
+		t.Error("a kept body is gone")
+	}
+	if _, ok := z.get(codingZstd, "/t1"); ok {
+		t.Error("a body found under another coding")
 	}
 }

@@ -60,6 +60,7 @@ type Server struct {
 	router       *httprouter.Router
 	static       map[string]staticRoute // routes without parameters
 	snap         atomic.Pointer[snapHeaders]
+	zcache       atomic.Pointer[zcache]
 }
 
 // New returns a Server that reads the live index from current once per
@@ -328,8 +329,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		return
 	}
 	if coding != identity {
-		c.zbuf = compress(c.zbuf[:0], body, coding)
-		body = c.zbuf
+		body = s.compressed(c, r, ix.ETag(), body, coding)
 		hdr["Content-Encoding"] = contentEncoding[coding]
 	}
 	hdr["Content-Length"] = contentLength(len(body))
@@ -341,6 +341,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	if r.Method != http.MethodHead {
 		n, _ = w.Write(body)
 	}
+}
+
+// compressed returns body in coding: from the cache when this target of
+// this snapshot was compressed before, else compressed into c.zbuf (and
+// kept for next time, for GET and HEAD).
+func (s *Server) compressed(c *call, r *http.Request, tag string, body []byte, coding coding) []byte {
+	cacheable := r.Method != http.MethodPost && r.RequestURI != ""
+	z := s.zcache.Load()
+	if cacheable && z != nil && z.tag == tag {
+		if b, ok := z.get(coding, r.RequestURI); ok {
+			return b
+		}
+	}
+	c.zbuf = compress(c.zbuf[:0], body, coding)
+	if !cacheable {
+		return c.zbuf
+	}
+	if z == nil || z.tag != tag {
+		nz := newZcache(tag)
+		if s.zcache.CompareAndSwap(z, nz) {
+			z = nz
+		} else if z = s.zcache.Load(); z == nil || z.tag != tag {
+			return c.zbuf
+		}
+	}
+	if !z.put(coding, r.RequestURI, c.zbuf) {
+		s.zcache.CompareAndSwap(z, newZcache(tag)) // full: start over
+	}
+	return c.zbuf
 }
 
 // now is the start time of a request when something will measure it.
