@@ -87,125 +87,235 @@ func (a *affected) exactCVEs(v string) []int32 {
 // anyCVEs returns the CVEs with a vulnerable unbounded "*".
 func (a *affected) anyCVEs() []int32 { return a.ids[a.ids[len(a.keys)]:] }
 
-// affBuilder builds the affected of products, one after the other, on
-// one goroutine: in[order[pos]] is the CVE at list position pos. It keeps
-// its scratch space from one product to the next.
-type affBuilder struct {
-	in    []CVEEntry
-	order []int32
-
-	exact  []versionAt
-	any    []int32
-	ranges []rangeAt
-	all    []string
+// rank is where the folded version v falls among a.bounds (see spans).
+func (a *affected) rank(v string) int32 {
+	i, found := slices.BinarySearchFunc(a.bounds, v, CompareVersions)
+	if found {
+		return int32(2*i + 1)
+	}
+	return int32(2 * i)
 }
 
+// versionAt is a concrete version named by a CPE of the CVE at list
+// position pos; vulnerable when the CPE is and, should it have range
+// bounds, the version is within them.
 type versionAt struct {
-	version string // folded
-	pos     int32
+	version    string
+	pos        int32
+	vulnerable bool
+}
+
+func newVersionAt(r *cpeRef, pos int32) versionAt {
+	return versionAt{r.version, pos, r.vulnerable && (r.bounds == nil || r.bounds.cover(foldVersion(r.version)))}
+}
+
+// starAcc collects a product's vulnerable CPEs with version "*" while
+// gatherVendors walks the CVEs in list order.
+type starAcc struct {
+	any    []int32   // without bounds, each CVE once
+	ranges []rangeAt // with bounds
 }
 
 type rangeAt struct {
-	bounds [4]string // folded and unescaped
+	bounds *cpeBounds
 	pos    int32
 }
 
-// build returns the affected of the vendor's product whose CVEs are at
-// the list positions cves; nil when no version can match. It reads the
-// CPEs of those CVEs again rather than have gatherVendors keep the
-// vulnerable ones of every product: that would cost a full snapshot's
-// load some 100 MB and a million allocations more, this costs a look at
-// each CPE of a CVE once per product the CVE names.
-func (ab *affBuilder) build(vendor, product string, cves []int32) *affected {
-	ab.exact, ab.any, ab.ranges = ab.exact[:0], ab.any[:0], ab.ranges[:0]
-	for _, pos := range cves {
-		cpes := ab.in[ab.order[pos]].cpes
-		for k := range cpes {
-			r := &cpes[k]
-			if !r.vulnerable || r.product != product || r.vendor != vendor {
-				continue
-			}
-			switch {
-			case IsName(r.version):
-				v := foldVersion(r.version)
-				if r.bounds == nil || r.bounds.cover(v) {
-					ab.exact = append(ab.exact, versionAt{v, pos})
-				}
-			case r.version != "*":
-				// NA or empty: no version.
-			case r.bounds == nil:
-				if !lastIs(ab.any, pos) {
-					ab.any = append(ab.any, pos)
-				}
-			default:
-				ab.ranges = append(ab.ranges, rangeAt{r.bounds.folded(), pos})
-			}
+func (m *starAcc) add(r *cpeRef, pos int32) {
+	if r.bounds != nil {
+		m.ranges = append(m.ranges, rangeAt{r.bounds, pos})
+	} else if !lastIs(m.any, pos) {
+		m.any = append(m.any, pos)
+	}
+}
+
+// join appends what o collected, for CVEs after m's.
+func (m *starAcc) join(o *starAcc) {
+	m.any = append(m.any, o.any...)
+	m.ranges = append(m.ranges, o.ranges...)
+}
+
+// affBuilder builds the affected of products, one after the other, on
+// one goroutine, keeping its scratch space from one product to the next.
+type affBuilder struct {
+	versions []string
+	folded   []versionAt
+
+	// A product's distinct range bounds, by their text as NVD wrote it:
+	// textID maps it to its index in texts (in a product with more than
+	// a few), ranges refer to them by index, -1 for none.
+	textID map[string]int32
+	texts  []boundText
+	byRank []int32
+	ranges [][4]int32
+}
+
+type boundText struct {
+	text, folded string // folded: unescaped and folded
+	rank         int32
+}
+
+// distinct returns the distinct versions of vs, sorted by version: in
+// ab's scratch space, valid until its next use.
+func (ab *affBuilder) distinct(vs []versionAt) []string {
+	out := ab.versions[:0]
+	for i := range vs {
+		if i == 0 || vs[i].version != vs[i-1].version {
+			out = append(out, vs[i].version)
 		}
 	}
-	if len(ab.exact) == 0 && len(ab.any) == 0 && len(ab.ranges) == 0 {
+	ab.versions = out
+	return out
+}
+
+// build returns the affected of a product whose concrete versions are vs,
+// sorted by version and then CVE, and whose vulnerable "*" CPEs are
+// stars; nil when no version can match. The exact versions come grouped from the
+// sort newVendor does anyway for the product's versions, so only versions
+// with upper-case letters (folded, they may join another group) cost a
+// sort of their own.
+func (ab *affBuilder) build(vs []versionAt, stars *starAcc) *affected {
+	n, upper := 0, false
+	for i := range vs {
+		if vs[i].vulnerable {
+			n++
+			upper = upper || foldVersion(vs[i].version) != vs[i].version
+		}
+	}
+	if n == 0 && len(stars.any) == 0 && len(stars.ranges) == 0 {
 		return nil
 	}
-	a := &affected{}
-	ex := ab.exact
-	slices.SortFunc(ex, func(x, y versionAt) int {
-		return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
-	})
-	ex = slices.Compact(ex)
-	n := 0
-	for i := range ex {
-		if i == 0 || ex[i].version != ex[i-1].version {
-			n++
+	if upper {
+		f := ab.folded[:0]
+		for _, v := range vs {
+			if v.vulnerable {
+				f = append(f, versionAt{foldVersion(v.version), v.pos, true})
+			}
 		}
+		slices.SortFunc(f, func(x, y versionAt) int {
+			return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
+		})
+		vs, ab.folded = f, f
 	}
-	a.keys = make([]string, 0, n)
-	a.ids = make([]int32, n+1, n+1+len(ex)+len(ab.any))
-	for i, e := range ex {
-		if i == 0 || e.version != ex[i-1].version {
+	// Count the distinct keys and (key, CVE) pairs, then fill.
+	keys, pairs := 0, 0
+	var last *versionAt
+	for i := range vs {
+		v := &vs[i]
+		if !v.vulnerable {
+			continue
+		}
+		if last == nil || v.version != last.version {
+			keys++
+			pairs++
+		} else if v.pos != last.pos {
+			pairs++
+		}
+		last = v
+	}
+	a := &affected{
+		keys: make([]string, 0, keys),
+		ids:  make([]int32, keys+1, keys+1+pairs+len(stars.any)),
+	}
+	last = nil
+	for i := range vs {
+		v := &vs[i]
+		if !v.vulnerable {
+			continue
+		}
+		if last == nil || v.version != last.version {
 			a.ids[len(a.keys)] = int32(len(a.ids))
-			a.keys = append(a.keys, e.version)
+			a.keys = append(a.keys, v.version)
+			a.ids = append(a.ids, v.pos)
+		} else if v.pos != last.pos {
+			a.ids = append(a.ids, v.pos)
 		}
-		a.ids = append(a.ids, e.pos)
+		last = v
 	}
-	a.ids[n] = int32(len(a.ids))
-	a.ids = append(a.ids, ab.any...)
-	if len(ab.ranges) > 0 {
-		ab.buildSpans(a)
+	a.ids[keys] = int32(len(a.ids))
+	a.ids = append(a.ids, stars.any...)
+	if len(stars.ranges) > 0 {
+		ab.buildSpans(a, stars.ranges)
 	}
 	return a
 }
 
-// buildSpans ranks the bounds of ab.ranges and stores each range in a as
-// a span.
-func (ab *affBuilder) buildSpans(a *affected) {
-	all := ab.all[:0]
-	for i := range ab.ranges {
-		for _, s := range ab.ranges[i].bounds {
-			if s != "" {
-				all = append(all, s)
+// boundID returns the index in ab.texts of a bound's text, -1 for none.
+func (ab *affBuilder) boundID(text string) int32 {
+	if text == "" {
+		return -1
+	}
+	if len(ab.texts) <= 8 {
+		// Most products have a few: a map costs more.
+		for i := range ab.texts {
+			if ab.texts[i].text == text {
+				return int32(i)
 			}
 		}
+		if len(ab.texts) == 8 {
+			for i := range ab.texts {
+				ab.textID[ab.texts[i].text] = int32(i)
+			}
+		}
+	} else if id, ok := ab.textID[text]; ok {
+		return id
 	}
-	slices.SortFunc(all, CompareVersions)
-	a.bounds = slices.Clone(slices.Compact(all))
-	ab.all = all
-	rankOf := func(s string) int32 { // s is one of a.bounds
-		i, _ := slices.BinarySearchFunc(a.bounds, s, CompareVersions)
-		return int32(2*i + 1)
+	id := int32(len(ab.texts))
+	if id >= 8 {
+		ab.textID[text] = id
 	}
-	spans := make([]span, 0, len(ab.ranges))
-	for i := range ab.ranges {
-		b := &ab.ranges[i].bounds
-		sp := span{lo: 0, hi: math.MaxInt32, pos: ab.ranges[i].pos}
-		if b[0] != "" { // start including: rank >= its rank
+	ab.texts = append(ab.texts, boundText{text: text, folded: foldVersion(unescapeCPE(text))})
+	return id
+}
+
+// buildSpans ranks the bounds of ranges and stores each range in a as a
+// span.
+func (ab *affBuilder) buildSpans(a *affected, ranges []rangeAt) {
+	// A map that grew for a big product would cost its size to clear
+	// for each one after it.
+	if len(ab.textID) > 64 || ab.textID == nil {
+		ab.textID = map[string]int32{}
+	} else {
+		clear(ab.textID)
+	}
+	ab.texts, ab.ranges = ab.texts[:0], ab.ranges[:0]
+	for _, r := range ranges {
+		b := r.bounds
+		ab.ranges = append(ab.ranges, [4]int32{
+			ab.boundID(b.startIncluding), ab.boundID(b.startExcluding),
+			ab.boundID(b.endIncluding), ab.boundID(b.endExcluding),
+		})
+	}
+	// Rank the distinct texts by their folded value; texts that fold to
+	// the same value share a rank.
+	ab.byRank = slices.Grow(ab.byRank[:0], len(ab.texts))[:len(ab.texts)]
+	for i := range ab.byRank {
+		ab.byRank[i] = int32(i)
+	}
+	slices.SortFunc(ab.byRank, func(x, y int32) int { return CompareVersions(ab.texts[x].folded, ab.texts[y].folded) })
+	bounds := make([]string, 0, len(ab.texts))
+	for _, id := range ab.byRank {
+		if f := ab.texts[id].folded; len(bounds) == 0 || bounds[len(bounds)-1] != f {
+			bounds = append(bounds, f)
+		}
+		ab.texts[id].rank = int32(2*len(bounds) - 1)
+	}
+	a.bounds = slices.Clip(bounds)
+	rankOf := func(id int32) int32 { return ab.texts[id].rank }
+	spans := make([]span, 0, len(ranges))
+	for i := range ranges {
+		b := &ab.ranges[i]
+		sp := span{lo: 0, hi: math.MaxInt32, pos: ranges[i].pos}
+		if b[0] >= 0 { // start including: rank >= its rank
 			sp.lo = max(sp.lo, rankOf(b[0]))
 		}
-		if b[1] != "" { // start excluding: rank > its rank
+		if b[1] >= 0 { // start excluding: rank > its rank
 			sp.lo = max(sp.lo, rankOf(b[1])+1)
 		}
-		if b[2] != "" { // end including: rank <= its rank
+		if b[2] >= 0 { // end including: rank <= its rank
 			sp.hi = min(sp.hi, rankOf(b[2])+1)
 		}
-		if b[3] != "" { // end excluding: rank < its rank
+		if b[3] >= 0 { // end excluding: rank < its rank
 			sp.hi = min(sp.hi, rankOf(b[3]))
 		}
 		if sp.lo < sp.hi {
@@ -221,15 +331,6 @@ func (ab *affBuilder) buildSpans(a *affected) {
 	}
 }
 
-// rank is where the folded version v falls among a.bounds (see spans).
-func (a *affected) rank(v string) int32 {
-	i, found := slices.BinarySearchFunc(a.bounds, v, CompareVersions)
-	if found {
-		return int32(2*i + 1)
-	}
-	return int32(2 * i)
-}
-
 // scratchPool holds scratch slices of CVE positions for match.
 var scratchPool = sync.Pool{New: func() any { return new([]int32) }}
 
@@ -240,30 +341,30 @@ func (a *affected) match(version string) []int32 {
 		return nil
 	}
 	v := foldVersion(version)
-	exact, any := a.exactCVEs(v), a.anyCVEs()
+	exact, unbounded := a.exactCVEs(v), a.anyCVEs()
 	if len(a.spans) == 0 {
 		switch {
 		case len(exact) == 0:
-			return any
-		case len(any) == 0:
+			return unbounded
+		case len(unbounded) == 0:
 			return exact
 		}
-		return union(make([]int32, 0, len(exact)+len(any)), exact, any)
+		return union(make([]int32, 0, len(exact)+len(unbounded)), exact, unbounded)
 	}
 	hp := scratchPool.Get().(*[]int32)
 	hits := a.stab(a.rank(v), *hp)
 	var out []int32
 	switch {
-	case len(exact)+len(any)+len(hits) == 0:
-	case len(exact) == 0 || len(any) == 0:
+	case len(exact)+len(unbounded)+len(hits) == 0:
+	case len(exact) == 0 || len(unbounded) == 0:
 		x := exact
 		if len(x) == 0 {
-			x = any
+			x = unbounded
 		}
 		out = union(make([]int32, 0, len(x)+len(hits)), x, hits)
 	default:
 		tp := scratchPool.Get().(*[]int32)
-		t := union((*tp)[:0], exact, any)
+		t := union((*tp)[:0], exact, unbounded)
 		out = union(make([]int32, 0, len(t)+len(hits)), t, hits)
 		*tp = t
 		scratchPool.Put(tp)

@@ -224,7 +224,8 @@ type vendorAcc struct {
 
 type productAcc struct {
 	cves     []int32
-	versions []string // with repeats, until the product is built
+	versions []versionAt // with repeats, until the product is built
+	stars    starAcc     // its vulnerable "*" CPEs, for ProductCVEsAt
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry) error {
@@ -263,7 +264,7 @@ func (ix *Index) buildCVEs(in []CVEEntry) error {
 	if err != nil {
 		return err
 	}
-	ix.setVendors(joinVendors(accs), parts, in, order)
+	ix.setVendors(joinVendors(accs), parts)
 	return nil
 }
 
@@ -356,7 +357,9 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 				p.cves = append(p.cves, pos)
 			}
 			if IsName(r.version) {
-				p.versions = append(p.versions, r.version)
+				p.versions = append(p.versions, newVersionAt(&r, pos))
+			} else if r.vulnerable && r.version == "*" {
+				p.stars.add(&r, pos)
 			}
 		}
 	}
@@ -383,6 +386,7 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 				}
 				pb.cves = append(pb.cves, pa.cves...)
 				pb.versions = append(pb.versions, pa.versions...)
+				pb.stars.join(&pa.stars)
 			}
 		}
 	}
@@ -390,7 +394,7 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 }
 
 // newVendor encodes a vendor's bodies and its products', and has ab index
-// the vulnerable CPEs of its products.
+// the vulnerable CPEs of its products for ProductCVEsAt.
 func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
 	human := HumanName(name)
 	pnames := sortedKeys(a.products)
@@ -404,21 +408,23 @@ func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
 	}
 	for k, pname := range pnames {
 		pa := a.products[pname]
-		versions := pa.versions
-		slices.Sort(versions)
-		versions = slices.Compact(versions)
+		// By version, then CVE: grouped for the distinct versions
+		// served and for the exact versions ProductCVEsAt looks up.
+		slices.SortFunc(pa.versions, func(x, y versionAt) int {
+			return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
+		})
+		versions := ab.distinct(pa.versions)
 		slices.SortFunc(versions, CompareVersions)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
-		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), aff: ab.build(name, pname, pa.cves)}
+		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), aff: ab.build(pa.versions, &pa.stars)}
 	}
 	return v
 }
 
 // setVendors encodes the vendors, on parts goroutines, and puts them in
-// the index by name and in name order. in and order are what
-// gatherVendors walked.
-func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int, in []CVEEntry, order []int32) {
+// the index by name and in name order.
+func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
 	names := sortedKeys(acc)
 	vendors := make([]*vendor, len(names))
 	var wg sync.WaitGroup
@@ -426,7 +432,7 @@ func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int, in []CVEEntry,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ab := &affBuilder{in: in, order: order}
+			ab := &affBuilder{}
 			for i := len(names) * w / parts; i < len(names)*(w+1)/parts; i++ {
 				vendors[i] = newVendor(names[i], acc[names[i]], ab)
 			}

@@ -67,10 +67,16 @@ func EncodeCVE(c *CVE) []byte {
 	})
 }
 
-// cpeScratch holds ScanCVE's scratch lists of CPEs. A list keeps views
-// into the bodies it last held until it is reused: at most a few CVEs'
-// worth, which the index keeps anyway.
-var cpeScratch = sync.Pool{New: func() any { return new([]cpeRef) }}
+// cpeScratch holds cpeIter.all's scratch space. It keeps views into the
+// bodies it last held until it is reused: at most a few CVEs' worth,
+// which the index keeps anyway.
+var cpeScratch = sync.Pool{New: func() any { return new(scanScratch) }}
+
+type scanScratch struct {
+	cpes   []cpeRef
+	bounds []cpeBounds
+	at     []int32 // the index in cpes of each of bounds
+}
 
 // ErrNotCVEBody is wrapped by ScanCVE's errors.
 var ErrNotCVEBody = errors.New("index: not a CVE body")
@@ -121,21 +127,7 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 			}
 		case "cpes":
 			it := cpeIter{s: s}
-			// Gathered in a scratch list, kept in one copy of the right
-			// size: appending to e.cpes itself would allocate half as
-			// much again, in several steps.
-			scratch := cpeScratch.Get().(*[]cpeRef)
-			cpes := (*scratch)[:0]
-			for it.next() {
-				r := cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version), vulnerable: it.vulnerable}
-				if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3]) > 0 {
-					r.bounds = &cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3])}
-				}
-				cpes = append(cpes, r)
-			}
-			e.cpes = append(make([]cpeRef, 0, len(cpes)), cpes...)
-			*scratch = cpes
-			cpeScratch.Put(scratch)
+			e.cpes = it.all()
 			if it.err != nil {
 				return e.fail(&it.s, "bad cpes")
 			}
@@ -343,6 +335,32 @@ func (it *cpeIter) next() bool {
 		}
 		return true
 	}
+}
+
+// all reads the rest of the array and returns its CPEs. They are gathered
+// in scratch space and kept in one slice of the right size, their bounds
+// in another: appending to the result would allocate half as much again,
+// in several steps, and the bounds one by one.
+func (it *cpeIter) all() []cpeRef {
+	sc := cpeScratch.Get().(*scanScratch)
+	cpes, bounds, at := sc.cpes[:0], sc.bounds[:0], sc.at[:0]
+	for it.next() {
+		if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3]) > 0 {
+			bounds = append(bounds, cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3])})
+			at = append(at, int32(len(cpes)))
+		}
+		cpes = append(cpes, cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version), vulnerable: it.vulnerable})
+	}
+	out := append(make([]cpeRef, 0, len(cpes)), cpes...)
+	if len(bounds) > 0 {
+		kept := append(make([]cpeBounds, 0, len(bounds)), bounds...)
+		for j, k := range at {
+			out[k].bounds = &kept[j]
+		}
+	}
+	sc.cpes, sc.bounds, sc.at = cpes, bounds, at
+	cpeScratch.Put(sc)
+	return out
 }
 
 func (it *cpeIter) fail() bool {
