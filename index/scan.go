@@ -20,9 +20,9 @@ import (
 //
 // A snapshot stores each CVE as exactly the bytes GET /cve/{name} serves.
 // Loading then costs one pass over those bytes that picks out a few fields
-// (name, updated_at, score, the CWE names and each CPE's vendor, product
-// and version) without decoding the rest, instead of decoding every record
-// into structs and encoding it again.
+// (name, updated_at, score, the CWE names and each CPE's vendor, product,
+// version, vulnerable flag and range bounds) without decoding the rest,
+// instead of decoding every record into structs and encoding it again.
 type CVEEntry struct {
 	body       []byte
 	name       string
