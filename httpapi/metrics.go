@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,32 +46,43 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // refused before routing (414, bad escapes).
 const routeNone = "none"
 
-// statusCodes are the statuses the API answers with; routeMetrics holds a
-// counter for each, resolved once, so counting a request is one atomic add.
-var statusCodes = [...]int{200, 304, 400, 404, 405, 414, 500, 503}
+// statusCodes are the statuses the API answers with; routeMetrics keeps
+// the counter of each once it is first used, so counting a request is an
+// atomic load and an atomic add, and /metrics shows only the series that
+// happened.
+var statusCodes = [...]int{200, 304, 400, 404, 405, 413, 414, 500, 503}
 
-// routeMetrics are one route's series.
+// routeMetrics are one route's series, each made on first use.
 type routeMetrics struct {
 	name     string
-	requests [len(statusCodes)]prometheus.Counter
-	latency  prometheus.Observer
+	requests [len(statusCodes)]lazy[prometheus.Counter]
+	latency  lazy[prometheus.Observer]
 	m        *Metrics
 }
 
+// lazy is a series resolved from its vector on first use.
+type lazy[T any] struct {
+	once sync.Once
+	v    T
+}
+
+func (l *lazy[T]) get(make func() T) T {
+	l.once.Do(func() { l.v = make() })
+	return l.v
+}
+
 func (m *Metrics) route(name string) *routeMetrics {
-	rm := &routeMetrics{name: name, latency: m.latency.WithLabelValues(name), m: m}
-	for i, code := range statusCodes {
-		rm.requests[i] = m.requests.WithLabelValues(name, strconv.Itoa(code))
-	}
-	return rm
+	return &routeMetrics{name: name, m: m}
 }
 
 // observe counts one answer with status, which took d.
 func (rm *routeMetrics) observe(status int, d time.Duration) {
-	rm.latency.Observe(d.Seconds())
+	rm.latency.get(func() prometheus.Observer { return rm.m.latency.WithLabelValues(rm.name) }).Observe(d.Seconds())
 	for i, code := range statusCodes {
 		if code == status {
-			rm.requests[i].Inc()
+			rm.requests[i].get(func() prometheus.Counter {
+				return rm.m.requests.WithLabelValues(rm.name, strconv.Itoa(status))
+			}).Inc()
 			return
 		}
 	}
