@@ -10,7 +10,9 @@ import (
 // vendor's products) whose name or human name holds a string, ignoring
 // case: one lower-cased text of every item's "name\x00human_name\x00",
 // searched with bytes.Index, so a query costs a pass of a fast substring
-// search over a few megabytes at most, never a per-item loop.
+// search over a few megabytes at most, never a per-item loop. Lower-cased,
+// a human name is the name with "_" turned into " " (see HumanName), so
+// it is kept only for names that hold a "_".
 type searchText struct {
 	text []byte
 	ends []int32 // ends[i]: the text offset just past item i
@@ -23,17 +25,41 @@ func newSearchText(names []string) searchText {
 	}
 	st := searchText{text: make([]byte, 0, n), ends: make([]int32, len(names))}
 	for i, name := range names {
+		from := len(st.text)
 		st.text = appendLower(st.text, name)
 		st.text = append(st.text, 0)
-		st.text = appendLower(st.text, HumanName(name))
-		st.text = append(st.text, 0)
+		if strings.IndexByte(name, '_') >= 0 {
+			to := len(st.text)
+			st.text = append(st.text, st.text[from:to]...)
+			for j := to; j < len(st.text); j++ {
+				if st.text[j] == '_' {
+					st.text[j] = ' '
+				}
+			}
+		}
 		st.ends[i] = int32(len(st.text))
 	}
 	st.text = slices.Clip(st.text)
 	return st
 }
 
-func appendLower(dst []byte, s string) []byte { return append(dst, strings.ToLower(s)...) }
+// appendLower appends s lower-cased: byte by byte for ASCII, through
+// strings.ToLower otherwise.
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return append(dst, strings.ToLower(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
 
 // find returns the positions of the items holding q, ascending. An empty
 // q holds nothing here; callers treat it as no filter.
