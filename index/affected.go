@@ -43,13 +43,25 @@ import (
 // The answer costs one binary search among the product's distinct exact
 // versions, one among its distinct range bounds, a pass over its ranges
 // comparing integers, and at most one allocation, to merge the three
-// sources (one more when version has upper-case letters).
+// sources (one more when version has upper-case letters). The product's
+// first query builds those tables, once, from the CPEs kept at load.
 func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l List, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
 		return List{}, vendorOK, false
 	}
-	return ix.cveList(p.aff.match(version), false), true, true
+	return ix.cveList(p.affected().match(version), false), true, true
+}
+
+// affected returns p's affected, building it on first use.
+func (p *product) affected() *affected {
+	p.affOnce.Do(func() {
+		if src := p.affSrc; src != nil {
+			p.aff = new(affBuilder).build(src.versions, &src.stars)
+			p.affSrc = nil
+		}
+	})
+	return p.aff
 }
 
 // affected is what ProductCVEsAt needs of one product: its vulnerable

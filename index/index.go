@@ -98,7 +98,14 @@ type vendor struct {
 type product struct {
 	body []byte // {"name","human_name","versions"}
 	cves []int32
-	aff  *affected // for ProductCVEsAt; nil when no CPE of the product is vulnerable
+	// aff is what ProductCVEsAt reads: nil when no CPE of the product is
+	// vulnerable. It is built from affSrc (which is then dropped) by the
+	// product's first ProductCVEsAt, not at load: few products are ever
+	// asked by version, and building every product's would add about a
+	// tenth to every load.
+	affOnce sync.Once
+	aff     *affected
+	affSrc  *productAcc
 }
 
 type report struct {
@@ -417,7 +424,7 @@ func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
 		slices.SortFunc(versions, CompareVersions)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
-		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), aff: ab.build(pa.versions, &pa.stars)}
+		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), affSrc: pa}
 	}
 	return v
 }
