@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +86,6 @@ func cveList(c *call) ([]byte, error) {
 		return nil, err
 	}
 	c.linkParams = bandParams[b]
-	l := c.ix.CVEs(b)
 	cwe, hasCWE, err := queryValue(raw, "cwe")
 	if err != nil {
 		return nil, err
@@ -104,15 +102,18 @@ func cveList(c *call) ([]byte, error) {
 		return nil, errProductNeedsVendor
 	}
 	// A filter naming no CWE, vendor or product selects nothing. The
-	// lists are intersected shortest first, so each step costs what the
-	// shortest list so far costs.
-	sets := []index.List{l}
+	// vendor's (or product's) list is narrowed by the CWE and then the
+	// band CVE by CVE, which costs what the vendor's list costs; a CWE or
+	// band alone is its own list. A CWE list much shorter than the
+	// vendor's is intersected with it instead.
+	var sets []index.List
+	var cweList index.List
 	if hasCWE {
 		m, ok := c.ix.CWECVEs(cwe)
 		if !ok {
 			m = c.ix.NoCVEs()
 		}
-		sets = append(sets, m)
+		cweList = m
 		c.keep("cwe", cwe)
 	}
 	if hasVendor {
@@ -132,10 +133,19 @@ func cveList(c *call) ([]byte, error) {
 			c.keep("product", product)
 		}
 	}
-	slices.SortFunc(sets, func(a, b index.List) int { return a.Len() - b.Len() })
-	l = sets[0]
-	for _, m := range sets[1:] {
-		l = l.And(m)
+	var l index.List
+	switch {
+	case len(sets) == 0 && !hasCWE:
+		l = c.ix.CVEs(b)
+	case len(sets) == 0:
+		l = cweList.InBand(b)
+	case !hasCWE:
+		l = sets[0].InBand(b)
+	case cweList.Len() < sets[0].Len()/8:
+		l = cweList.And(sets[0]).InBand(b)
+	default:
+		l, _ = sets[0].CitingCWE(cwe)
+		l = l.InBand(b)
 	}
 	return c.cveFilters(l)
 }

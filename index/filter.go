@@ -90,6 +90,60 @@ func (l List) PublishedSince(t uint64) List {
 	return l.ix.cveList(orEmpty(out), false)
 }
 
+// InBand returns the CVEs of l in band b, in list order; l itself for
+// BandNone. It looks up each CVE's band, so it costs what l's length
+// costs: on a short list, less than intersecting with the band's list.
+func (l List) InBand(b Band) List {
+	if !l.isCVEList() || b == BandNone {
+		return l
+	}
+	if ids, ok := l.positions(); ok {
+		var out []int32
+		for _, p := range ids {
+			if l.ix.bandAt[p] == b {
+				out = append(out, p)
+			}
+		}
+		return l.ix.cveList(orEmpty(out), false)
+	}
+	// A prefix of the whole list: the band's list, cut at its end.
+	return l.And(l.ix.CVEs(b))
+}
+
+// CitingCWE returns the CVEs of l that cite the CWE named name (matched as
+// CWECVEs matches it), in list order; ok is false when the catalog has no
+// such CWE. It looks at each CVE's own CWEs, so it costs what l's length
+// costs: on a list much shorter than the CWE's, less than And.
+func (l List) CitingCWE(name string) (List, bool) {
+	if !l.isCVEList() {
+		return l, true
+	}
+	ix := l.ix
+	c, ok := ix.cwePos(name)
+	if !ok {
+		return ix.NoCVEs(), false
+	}
+	var out []int32
+	visit := func(p int32) {
+		for _, x := range ix.cweAt[ix.cweOff[p]:ix.cweOff[p+1]] {
+			if x == c {
+				out = append(out, p)
+				return
+			}
+		}
+	}
+	if ids, ok := l.positions(); ok {
+		for _, p := range ids {
+			visit(p)
+		}
+	} else {
+		for p := range int32(len(l.src)) {
+			visit(p)
+		}
+	}
+	return ix.cveList(orEmpty(out), false), true
+}
+
 // And returns the CVEs in both l and m, two CVE lists of one index, in
 // list order. The smaller list is walked and each of its positions looked
 // up in the larger with a galloping search, so the cost follows the

@@ -3,6 +3,7 @@ package index
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -131,6 +132,82 @@ func TestSearchText(t *testing.T) {
 	} {
 		if got := st.find(tc.q); !cmp.Equal(got, tc.want) {
 			t.Errorf("find(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+// TestInBand: filtering a list CVE by CVE gives what intersecting it with
+// the band's list gives.
+func TestInBand(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	d := &Data{}
+	for i := range 500 {
+		d.CVEs = append(d.CVEs, CVE{Name: "CVE-2024-" + strconv.Itoa(10000+i), Summary: "s",
+			CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-0" + strconv.Itoa(1+r.IntN(9)) + " 00:00:00Z",
+			CVSS: CVSS{Score: float64(r.IntN(101)) / 10}})
+	}
+	ix, err := Build(d, Meta{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var some []int32
+	for p := range int32(500) {
+		if r.IntN(3) == 0 {
+			some = append(some, p)
+		}
+	}
+	lists := []List{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false), ix.NoCVEs()}
+	for _, l := range lists {
+		for _, b := range []Band{BandLow, BandMedium, BandHigh} {
+			want := positionsOf(l.And(ix.CVEs(b)))
+			got := positionsOf(l.InBand(b))
+			if !cmp.Equal(want, got) || len(want) == 0 && l.Len() > 100 {
+				t.Errorf("band %d of %d CVEs: %d, want %d", b, l.Len(), len(got), len(want))
+			}
+		}
+		if l.InBand(BandNone).Len() != l.Len() {
+			t.Error("BandNone filtered")
+		}
+	}
+}
+
+// TestCitingCWE: checking each CVE's CWEs gives what intersecting with the
+// CWE's list gives, CWEs cited twice and CWEs outside the catalog included.
+func TestCitingCWE(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	cwe := func(n string) CWE {
+		return CWE{Name: n, Description: "d", Type: "Weakness Base", CreatedAt: "2006-07-19 00:00:00Z", UpdatedAt: "2024-02-29 00:00:00Z"}
+	}
+	d := &Data{CWEs: []CWE{cwe("CWE-1"), cwe("CWE-2"), cwe("CWE-3")}}
+	names := []string{"CWE-1", "CWE-2", "CWE-3", "CWE-999", "NVD-CWE-noinfo"}
+	for i := range 400 {
+		var cwes []string
+		for range r.IntN(4) {
+			cwes = append(cwes, names[r.IntN(len(names))])
+		}
+		d.CVEs = append(d.CVEs, CVE{Name: "CVE-2024-" + strconv.Itoa(10000+i), Summary: "s", CWEs: cwes,
+			CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-0" + strconv.Itoa(1+r.IntN(9)) + " 00:00:00Z"})
+	}
+	ix, err := Build(d, Meta{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var some []int32
+	for p := range int32(400) {
+		if r.IntN(4) == 0 {
+			some = append(some, p)
+		}
+	}
+	for _, l := range []List{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false)} {
+		for _, n := range []string{"CWE-1", "cwe-2", "CWE-3"} {
+			m, _ := ix.CWECVEs(n)
+			got, ok := l.CitingCWE(n)
+			if want := positionsOf(l.And(m)); !ok || !cmp.Equal(want, positionsOf(got)) || len(want) == 0 {
+				t.Errorf("%s on %d CVEs: %d, want %d", n, l.Len(), got.Len(), len(want))
+			}
+		}
+		if got, ok := l.CitingCWE("CWE-999"); ok || got.Len() != 0 {
+			t.Errorf("a CWE outside the catalog: ok %v, %d CVEs", ok, got.Len())
 		}
 	}
 }

@@ -57,8 +57,13 @@ type Index struct {
 	cveBodies    [][]byte         // full CVE bodies, same positions
 	cveByName    map[string]int32 // canonical name -> position
 	bands        [4][]int32       // BandNone is nil: the identity list
-	updated      []uint64         // per position: updated_at as digits, descending
-	published    []uint64         // per position: created_at as digits
+	bandAt       []Band           // per position: the CVE's band
+	// cweAt[cweOff[p]:cweOff[p+1]] are the catalog positions of the
+	// CWEs the CVE at position p cites, for /cve?cwe= on a short list.
+	cweOff    []int32
+	cweAt     []int32
+	updated   []uint64 // per position: updated_at as digits, descending
+	published []uint64 // per position: created_at as digits
 	// createdNotAfterUpdated: no CVE's created_at is after its
 	// updated_at, so published_since can start from updated_since's cut.
 	createdNotAfterUpdated bool
@@ -283,6 +288,9 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	ix.cveByName = make(map[string]int32, n)
 	ix.updated = make([]uint64, n)
 	ix.published = make([]uint64, n)
+	ix.bandAt = make([]Band, n)
+	ix.cweOff = make([]int32, n+1)
+	ix.cweAt = make([]int32, 0, n)
 	ix.createdNotAfterUpdated = true
 	for i, k := range order {
 		e := &in[k]
@@ -293,7 +301,7 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		ix.cveByName[e.name] = pos
 		ix.cveBodies[i] = e.body
 		ix.cveSummaries[i] = e.body[:e.summaryEnd:e.summaryEnd]
-		ix.updated[i], ix.published[i] = e.updated, e.published
+		ix.updated[i], ix.published[i], ix.bandAt[i] = e.updated, e.published, e.band
 		if e.published > e.updated {
 			ix.createdNotAfterUpdated = false
 		}
@@ -313,8 +321,10 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		for cwes.next() {
 			if p, ok := ix.cweByName[string(cwes.val)]; ok && !lastIs(ix.cweCVEs[p], pos) {
 				ix.cweCVEs[p] = append(ix.cweCVEs[p], pos)
+				ix.cweAt = append(ix.cweAt, p)
 			}
 		}
+		ix.cweOff[i+1] = int32(len(ix.cweAt))
 		if cwes.err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrInvalid, e.name, cwes.err)
 		}
