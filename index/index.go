@@ -240,6 +240,20 @@ type productAcc struct {
 	stars    starAcc     // its vulnerable "*" CPEs, for ProductCVEsAt
 }
 
+// anyVulnerable reports whether ProductCVEsAt can match anything of the
+// product: otherwise its CPEs need not be kept.
+func (pa *productAcc) anyVulnerable() bool {
+	if len(pa.stars.any) > 0 || len(pa.stars.ranges) > 0 {
+		return true
+	}
+	for i := range pa.versions {
+		if pa.versions[i].vulnerable {
+			return true
+		}
+	}
+	return false
+}
+
 func (ix *Index) buildCVEs(in []CVEEntry) error {
 	// Newest updated_at first; ties by year, then number, highest first.
 	order := make([]int32, len(in))
@@ -434,7 +448,11 @@ func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
 		slices.SortFunc(versions, CompareVersions)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
-		v.byName[pname] = &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves), affSrc: pa}
+		pr := &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves)}
+		if pa.anyVulnerable() {
+			pr.affSrc = pa
+		}
+		v.byName[pname] = pr
 	}
 	return v
 }
