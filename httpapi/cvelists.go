@@ -68,7 +68,7 @@ func (c *call) keep(key, value string) {
 // parseTime reads a since parameter: the API's own timestamp form
 // "YYYY-MM-DD HH:MM:SSZ" or RFC 3339 with any offset and fractions.
 func parseTime(v string) (time.Time, bool) {
-	if t, err := time.Parse(timestampLayout, v); err == nil {
+	if t, err := time.Parse(index.TimeLayout, v); err == nil {
 		return t, true
 	}
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {

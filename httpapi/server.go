@@ -434,17 +434,13 @@ func (s *Server) snapHeaders(ix *index.Index) *snapHeaders {
 	}
 	meta := ix.Meta()
 	sh := &snapHeaders{tag: tag, etag: []string{tag}, weakETag: []string{"W/" + tag}, id: []string{meta.ID}}
-	if t, err := time.Parse(timestampLayout, meta.BuiltAt); err == nil {
+	if t, ok := meta.BuiltTime(); ok {
 		sh.modTime = t
 		sh.lastModified = []string{t.UTC().Format(http.TimeFormat)}
 	}
 	s.snap.Store(sh)
 	return sh
 }
-
-// timestampLayout is the API's timestamp form, "YYYY-MM-DD HH:MM:SSZ", as
-// a time layout (the final Z is a literal, the zone UTC).
-const timestampLayout = "2006-01-02 15:04:05Z"
 
 // contentLengths holds the Content-Length header value of every length
 // below len(contentLengths), each made on first use and then shared like

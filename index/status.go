@@ -5,6 +5,17 @@ import (
 	"time"
 )
 
+// TimeLayout is the API's timestamp form, "YYYY-MM-DD HH:MM:SSZ", as a
+// time layout (the final Z is a literal, the zone UTC).
+const TimeLayout = "2006-01-02 15:04:05Z"
+
+// BuiltTime is BuiltAt as a time; ok is false when it is not in the API's
+// form (an Index built without a build time).
+func (m Meta) BuiltTime() (t time.Time, ok bool) {
+	t, err := time.Parse(TimeLayout, m.BuiltAt)
+	return t, err == nil
+}
+
 // Input is one upstream file a snapshot was built from.
 type Input struct {
 	Name   string `json:"name"`

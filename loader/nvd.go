@@ -239,7 +239,7 @@ func parseNVDTime(s string) (time.Time, error) {
 }
 
 // TimeLayout is how the API writes timestamps: UTC, whole seconds.
-const TimeLayout = "2006-01-02 15:04:05Z"
+const TimeLayout = index.TimeLayout
 
 func formatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 

@@ -57,8 +57,8 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 		if ix == nil {
 			return 0
 		}
-		t, err := time.Parse("2006-01-02 15:04:05Z", ix.Meta().BuiltAt)
-		if err != nil {
+		t, ok := ix.Meta().BuiltTime()
+		if !ok {
 			return 0
 		}
 		return float64(t.Unix())
