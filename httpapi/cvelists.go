@@ -106,8 +106,7 @@ func cveList(c *call) ([]byte, error) {
 	// band CVE by CVE, which costs what the vendor's list costs; a CWE or
 	// band alone is its own list. A CWE list much shorter than the
 	// vendor's is intersected with it instead.
-	var sets []index.List
-	var cweList index.List
+	var cweList, vendorList index.List
 	if hasCWE {
 		m, ok := c.ix.CWECVEs(cwe)
 		if !ok {
@@ -127,7 +126,7 @@ func cveList(c *call) ([]byte, error) {
 		if !ok {
 			m = c.ix.NoCVEs()
 		}
-		sets = append(sets, m)
+		vendorList = m
 		c.keep("vendor", vendor)
 		if hasProduct {
 			c.keep("product", product)
@@ -135,16 +134,16 @@ func cveList(c *call) ([]byte, error) {
 	}
 	var l index.List
 	switch {
-	case len(sets) == 0 && !hasCWE:
+	case !hasVendor && !hasCWE:
 		l = c.ix.CVEs(b)
-	case len(sets) == 0:
+	case !hasVendor:
 		l = cweList.InBand(b)
 	case !hasCWE:
-		l = sets[0].InBand(b)
-	case cweList.Len() < sets[0].Len()/8:
-		l = cweList.And(sets[0]).InBand(b)
+		l = vendorList.InBand(b)
+	case cweList.Len() < vendorList.Len()/8:
+		l = cweList.And(vendorList).InBand(b)
 	default:
-		l, _ = sets[0].CitingCWE(cwe)
+		l, _ = vendorList.CitingCWE(cwe)
 		l = l.InBand(b)
 	}
 	return c.cveFilters(l)
@@ -205,13 +204,6 @@ func productCVEs(c *call) ([]byte, error) {
 	return c.cveFilters(l)
 }
 
-// checkPage refuses a bad page parameter before anything else, so a bad
-// page is 400 whether or not the resource exists.
-func (c *call) checkPage() error {
-	_, err := parsePage(c.r.URL.RawQuery)
-	return err
-}
-
 var ndjsonType = []string{"application/x-ndjson"}
 
 // streamChunk is how much of an ndjson export is written at a time; each
@@ -233,11 +225,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, c *call, sh
 	hdr := w.Header()
 	hdr["Content-Type"] = ndjsonType
 	hdr["Vary"] = varyAccept
-	hdr["Etag"] = sh.etag
-	hdr["Last-Modified"] = sh.lastModified
-	if s.cacheControl != nil {
-		hdr["Cache-Control"] = s.cacheControl
-	}
+	s.setValidators(hdr, sh, sh.etag)
 	hdr["X-Total-Count"] = []string{strconv.Itoa(l.Len())}
 	if notModified(r, c.ix.ETag(), sh.modTime) {
 		c.wrote = true
@@ -323,7 +311,7 @@ func cveBatch(c *call) ([]byte, error) {
 	}
 	b := append(c.buf[:0], `{"cves":[`...)
 	seen := make(map[string]bool, len(names))
-	var missing []string
+	missing := []string{}
 	first := true
 	for _, name := range names {
 		key := strings.ToUpper(name) // names match regardless of case
@@ -343,15 +331,8 @@ func cveBatch(c *call) ([]byte, error) {
 		b = append(b, body...)
 	}
 	b = append(b, `],"missing":`...)
-	m, _ := json.MarshalWithOption(orEmptyStrings(missing), json.DisableHTMLEscape())
+	m, _ := json.MarshalWithOption(missing, json.DisableHTMLEscape())
 	b = append(b, m...)
 	c.buf = append(b, '}')
 	return c.buf, nil
-}
-
-func orEmptyStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -173,16 +173,11 @@ func (c *call) page(l index.List) ([]byte, error) {
 	return c.buf, nil
 }
 
-// pageIf is page for a list that may not exist: notFound when !ok. The
-// page parameter is checked first, so a bad page is 400 either way.
-func (c *call) pageIf(l index.List, ok bool, notFound error) ([]byte, error) {
-	if _, err := parsePage(c.r.URL.RawQuery); err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, notFound
-	}
-	return c.page(l)
+// checkPage refuses a bad page parameter before anything else, so a bad
+// page is 400 whether or not the resource exists.
+func (c *call) checkPage() error {
+	_, err := parsePage(c.r.URL.RawQuery)
+	return err
 }
 
 // maxPath and maxQuery are the longest escaped path and raw query served;
@@ -303,10 +298,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		return
 	}
 	hdr["Content-Type"] = jsonType
-	if s.cacheControl != nil {
-		hdr["Cache-Control"] = s.cacheControl
-	}
-	hdr["Last-Modified"] = sh.lastModified
 	// A body this size is compressed for clients that ask, so its URL
 	// varies by Accept-Encoding; a smaller one never is.
 	coding := identity
@@ -319,9 +310,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	// A compressed body is another representation: its tag is weak, as
 	// nginx makes it, and If-None-Match compares tags weakly either way.
 	if coding == identity {
-		hdr["Etag"] = sh.etag
+		s.setValidators(hdr, sh, sh.etag)
 	} else {
-		hdr["Etag"] = sh.weakETag
+		s.setValidators(hdr, sh, sh.weakETag)
 	}
 	if r.Method != http.MethodPost && notModified(r, ix.ETag(), sh.modTime) {
 		c.wrote, status = true, http.StatusNotModified
@@ -370,6 +361,17 @@ func (s *Server) compressed(c *call, r *http.Request, tag string, body []byte, c
 		s.zcache.CompareAndSwap(z, newZcache(tag)) // full: start over
 	}
 	return c.zbuf
+}
+
+// setValidators sets what a 200 or 304 says about its snapshot's version:
+// the ETag (etag: sh's strong or weak form), Last-Modified and the
+// operator's Cache-Control.
+func (s *Server) setValidators(hdr http.Header, sh *snapHeaders, etag []string) {
+	hdr["Etag"] = etag
+	hdr["Last-Modified"] = sh.lastModified
+	if s.cacheControl != nil {
+		hdr["Cache-Control"] = s.cacheControl
+	}
 }
 
 // now is the start time of a request when something will measure it.
