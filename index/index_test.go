@@ -142,17 +142,7 @@ func TestBuildOrderAndRelations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := func(l List) []string {
-		var items []struct{ Name string }
-		if err := json.Unmarshal(l.AppendAll(nil), &items); err != nil {
-			t.Fatal(err)
-		}
-		out := []string{}
-		for _, it := range items {
-			out = append(out, it.Name)
-		}
-		return out
-	}
+	names := func(l List) []string { return listNames(t, l) }
 	check := func(what string, want, got []string) {
 		t.Helper()
 		if diff := cmp.Diff(want, got); diff != "" {
