@@ -53,6 +53,8 @@ BIN=${BIN:-bin/vulnd}
 
 say() { printf 'lbtest: %s\n' "$*" >&2; }
 die() { say "FAIL: $*"; exit 1; }
+source bench/lib.sh
+STOP_SECONDS=15 # a replica may be draining
 
 for v in LB_CVES LB_PATHS LB_DURATION LB_THREADS LB_CONNS LB_CHECKERS LB_ROUNDS LB_DWELL LB_TIMEOUT; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
@@ -65,21 +67,6 @@ done
 WORK=
 NGINX_PID='' WRK_PID='' CHECK_PID='' PREP_A_PID='' PREP_B_PID=''
 PID=([1]='' [2]='')
-
-alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
-
-# stop PID SIGNAL: signal it, wait up to 15 s, then SIGKILL.
-stop() {
-	local pid=$1 sig=${2:-TERM} i
-	alive "$pid" || return 0
-	kill "-$sig" "$pid" 2>/dev/null || true
-	for ((i = 0; i < 150; i++)); do
-		alive "$pid" || break
-		sleep 0.1
-	done
-	if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
-	wait "$pid" 2>/dev/null || true
-}
 
 cleanup() {
 	local rc=$?
@@ -150,25 +137,10 @@ go build -o "$WORK/bin/soakcheck" ./bench/soakcheck
 go build -o "$WORK/bin/synth" ./bench/synth
 CHECK=$WORK/bin/soakcheck
 
-# ---- data: snapshots A and B (as bench/soak.sh makes them) -----------------
-#
-#   s0 = day feeds,                    built 2026-11-22 (no reports)
-#   A  = next-day feeds, -previous s0, built 2026-11-23 (1 report)
-#   B  = day feeds again, -previous A, built 2026-11-24 (2 reports)
-# A and B differ in LB_CHANGE_RATE of the CVEs, the lists those touch and
-# the reports, and every endpoint answers 200 on both.
+# ---- data: snapshots A and B (see ab_snapshots in bench/lib.sh) ----------
 
 say "generating $LB_CVES CVEs (seed $LB_SEED) and building snapshots A and B in $WORK"
-"$WORK/bin/synth" -o "$WORK/feeds/day" -cves "$LB_CVES" -seed "$LB_SEED" >/dev/null
-"$WORK/bin/synth" -o "$WORK/feeds/next" -cves "$LB_CVES" -seed "$LB_SEED" -next -change-rate "$LB_CHANGE_RATE" >/dev/null
-build() { # build OUT TIME FEEDDIR [PREVIOUS]
-	local out=$1 at=$2 feeds=$3 prev=${4:-}
-	"$BIN" build -cwe "$feeds/cwec_synth.xml" -o "$WORK/$out" ${prev:+-previous "$WORK/$prev"} -time "$at" "$feeds"/nvdcve-2.0-*.json.gz \
-		>"$WORK/build-$out.log" 2>&1 || die "vulnd build $out failed: $(cat "$WORK/build-$out.log")"
-}
-build s0 2026-11-22T06:00:00Z "$WORK/feeds/day"
-build A 2026-11-23T06:00:00Z "$WORK/feeds/next" s0
-build B 2026-11-24T06:00:00Z "$WORK/feeds/day" A
+ab_snapshots "$LB_CVES" "$LB_SEED" "$LB_CHANGE_RATE"
 for s in A B; do
 	"$BIN" validate "$WORK/$s" >/dev/null 2>&1 || die "snapshot $s does not validate"
 done
@@ -204,8 +176,6 @@ wait_etag() {
 	die "$addr did not answer with ETag $want within 60 s (it answers '$(etag_of "$addr")')"
 }
 
-kv() { sed -n "s/^$1=//p" "$2" | head -n1; }                                  # kv KEY FILE
-wrkv() { grep '^SOAKWRK ' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n1; } # wrkv KEY FILE
 
 # ---- record what each snapshot answers ------------------------------------
 

@@ -57,6 +57,7 @@ SOAK_KEEP=${SOAK_KEEP:-0}
 
 say() { printf 'soak: %s\n' "$*" >&2; }
 die() { say "FAIL: $*"; exit 1; }
+source bench/lib.sh
 
 for v in SOAK_CVES SOAK_RELOADS SOAK_CORRUPT SOAK_CONNS SOAK_CHECKERS SOAK_PATHS SOAK_WARM SOAK_SETTLE SOAK_RSS_TOL SOAK_RELOAD_TIMEOUT SOAK_TIMEOUT; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
@@ -69,21 +70,6 @@ done
 
 WORK=
 VULND_PID= WRK_PID= CHECK_PID= SAMPLER_PID= PREP_A_PID= PREP_B_PID=
-
-alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
-
-# stop PID SIGNAL: signal it, wait up to 10 s, then SIGKILL.
-stop() {
-	local pid=$1 sig=${2:-TERM} i
-	alive "$pid" || return 0
-	kill "-$sig" "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do
-		alive "$pid" || break
-		sleep 0.1
-	done
-	if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
-	wait "$pid" 2>/dev/null || true
-}
 
 cleanup() {
 	local rc=$?
@@ -140,25 +126,10 @@ go build -o "$WORK/bin/soakcheck" ./bench/soakcheck
 go build -o "$WORK/bin/synth" ./bench/synth
 CHECK=$WORK/bin/soakcheck
 
-# ---- data: feeds, snapshots A and B, corrupt snapshots --------------------
-#
-#   s0 = day feeds,                    built 2026-11-22 (no reports)
-#   A  = next-day feeds, -previous s0, built 2026-11-23 (1 report)
-#   B  = day feeds again, -previous A, built 2026-11-24 (2 reports)
-# So A and B differ in SOAK_CHANGE_RATE of the CVEs, in every list those
-# touch, and in their reports, and every endpoint answers 200 on both.
+# ---- data: feeds, snapshots A and B (see ab_snapshots), corrupt snapshots -
 
 say "generating $SOAK_CVES CVEs (seed $SOAK_SEED) and building snapshots in $WORK"
-"$WORK/bin/synth" -o "$WORK/feeds/day" -cves "$SOAK_CVES" -seed "$SOAK_SEED" >/dev/null
-"$WORK/bin/synth" -o "$WORK/feeds/next" -cves "$SOAK_CVES" -seed "$SOAK_SEED" -next -change-rate "$SOAK_CHANGE_RATE" >/dev/null
-build() { # build OUT TIME FEEDDIR [PREVIOUS]
-	local out=$1 at=$2 feeds=$3 prev=${4:-}
-	"$BIN" build -cwe "$feeds/cwec_synth.xml" -o "$WORK/$out" ${prev:+-previous "$WORK/$prev"} -time "$at" "$feeds"/nvdcve-2.0-*.json.gz \
-		>"$WORK/build-$out.log" 2>&1 || die "vulnd build $out failed: $(cat "$WORK/build-$out.log")"
-}
-build s0 2026-11-22T06:00:00Z "$WORK/feeds/day"
-build A 2026-11-23T06:00:00Z "$WORK/feeds/next" s0
-build B 2026-11-24T06:00:00Z "$WORK/feeds/day" A
+ab_snapshots "$SOAK_CVES" "$SOAK_SEED" "$SOAK_CHANGE_RATE"
 
 flip_byte() { # flip_byte FILE: xor the middle byte with 0xff, size unchanged
 	local f=$1 off b
@@ -227,8 +198,6 @@ wait_ready() {
 	die "the server on $addr did not become ready in 60 s"
 }
 
-kv() { sed -n "s/^$1=//p" "$2" | head -n1; }                                  # kv KEY FILE
-wrkv() { grep '^SOAKWRK ' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n1; } # wrkv KEY FILE
 
 # ---- record what each snapshot answers ------------------------------------
 
