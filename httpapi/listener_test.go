@@ -8,11 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // listenerServer serves an echo handler through NewListener on a loopback
@@ -660,5 +663,140 @@ func FuzzListenerRewrite(f *testing.F) {
 		if markers < n {
 			t.Fatalf("%d rewrites but output %q", n, out)
 		}
+		if err := sameRequests(in, out); err != nil {
+			t.Fatal(err)
+		}
 	})
+}
+
+// isMarker reports whether target is one of the listener's marker targets.
+func isMarker(target string) bool {
+	switch target {
+	case badEscapeTarget, badQueryTarget, pathTooLongTarget, queryTooLongTarget:
+		return true
+	}
+	return false
+}
+
+// sameRequests reads in (what a client sent) and out (what the
+// listener passed on) with http.ReadRequest, request by request, as
+// net/http's server would, and returns an error unless they carry the same requests:
+// as many, with the same methods, protocols, headers and bodies, each
+// target the same or replaced by a marker. Where net/http cannot read an
+// input request only for its request line (a target it refuses), the
+// output's request must have a marker target, the line's method and
+// version, and the headers that follow it in the input.
+func sameRequests(in, out []byte) error {
+	inR := bufio.NewReaderSize(bytes.NewReader(in), len(in)+16)
+	outR := bufio.NewReaderSize(bytes.NewReader(out), len(out)+16)
+	for i := 1; ; i++ {
+		line, _ := inR.Peek(inR.Size()) // all that is left: the buffer holds the whole input
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		ireq, ierr := http.ReadRequest(inR)
+		oreq, oerr := http.ReadRequest(outR)
+		if oerr != nil {
+			if ierr == nil {
+				return fmt.Errorf("request %d: net/http reads the input (%s %s) but not the output: %v\nin  %q\nout %q", i, ireq.Method, ireq.RequestURI, oerr, in, out)
+			}
+			return nil // both streams end here, or go on as bytes net/http refuses alike
+		}
+		if ierr != nil {
+			// The input's request line was refused: net/http read the
+			// line and nothing after it.
+			if !isMarker(oreq.RequestURI) {
+				return fmt.Errorf("request %d: input refused (%v) but output target %q is no marker\nin  %q\nout %q", i, ierr, oreq.RequestURI, in, out)
+			}
+			l := strings.TrimSuffix(string(line), "\r")
+			method, _, _ := strings.Cut(l, " ")
+			proto := l[strings.LastIndexByte(l, ' ')+1:]
+			if method != oreq.Method || proto != oreq.Proto {
+				return fmt.Errorf("request %d: line %q became %s %s %s", i, l, oreq.Method, oreq.RequestURI, oreq.Proto)
+			}
+			hdr, err := textprotoHeader(inR)
+			if err != nil {
+				return fmt.Errorf("request %d: input headers unreadable (%v) but output's read", i, err)
+			}
+			// http.ReadRequest moves Host and Transfer-Encoding out of
+			// the header.
+			host := hdr.Get("Host")
+			te := hdr.Values("Transfer-Encoding")
+			hdr.Del("Host")
+			hdr.Del("Transfer-Encoding")
+			if len(te) > 0 {
+				return nil // a body follows, which the listener passes through unfollowed
+			}
+			if d := cmp.Diff(hdr, oreq.Header); d != "" || host != oreq.Host {
+				return fmt.Errorf("request %d: headers differ (-in +out):\n%s\nHost %q, %q", i, d, host, oreq.Host)
+			}
+			if oreq.ContentLength != 0 || len(oreq.TransferEncoding) > 0 {
+				return nil // the listener passes the rest through; its body is not followed here
+			}
+			continue
+		}
+		if ireq.Method != oreq.Method || ireq.Proto != oreq.Proto {
+			return fmt.Errorf("request %d: %s %s became %s %s", i, ireq.Method, ireq.Proto, oreq.Method, oreq.Proto)
+		}
+		if ireq.RequestURI != oreq.RequestURI && !isMarker(oreq.RequestURI) {
+			return fmt.Errorf("request %d: target %q became %q, not a marker", i, ireq.RequestURI, oreq.RequestURI)
+		}
+		if d := cmp.Diff(ireq.Header, oreq.Header); d != "" || ireq.Host != oreq.Host {
+			return fmt.Errorf("request %d: headers differ (-in +out):\n%s", i, d)
+		}
+		ib, ierr := io.ReadAll(ireq.Body)
+		ob, oerr := io.ReadAll(oreq.Body)
+		if !bytes.Equal(ib, ob) || (ierr == nil) != (oerr == nil) {
+			return fmt.Errorf("request %d: body %q (%v) became %q (%v)", i, ib, ierr, ob, oerr)
+		}
+		if ierr != nil {
+			return nil // a body cut short ends both streams
+		}
+	}
+}
+
+// textprotoHeader reads a MIME header block as http.ReadRequest does.
+func textprotoHeader(r *bufio.Reader) (http.Header, error) {
+	h, err := textproto.NewReader(r).ReadMIMEHeader()
+	return http.Header(h), err
+}
+
+// TestListenerKeepsRequestBoundaries runs checkSameRequests on pipelined
+// streams mixing requests net/http refuses with ones it reads, with
+// headers and bodies, whole and cut at every size.
+func TestListenerKeepsRequestBoundaries(t *testing.T) {
+	long := "/" + strings.Repeat("a", maxRequestLine)
+	for _, in := range []string{
+		get("/cve/%ZZ") + get("/ok") + get("/cve?x=\x01") + get("/fine?q=1"),
+		get("/a b") + "GET /x HTTP/1.1\r\nX-A: 1\r\nX-A: 2\r\n\r\n",
+		get("/%ZZ") + "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" + get("/%ZZ"),
+		get("/"+strings.Repeat("p", 3000)) + get("/q?"+strings.Repeat("q", 5000)) + get("/last"),
+		get(long) + get("/%ZZ") + get("/end"),
+		"GET /%zz HTTP/1.0\nA: b\n\nGET /%41 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	} {
+		for _, cut := range []byte{1, 7, 255} {
+			out, _ := rewriteAll(t, []byte(in), []byte{cut}, nil)
+			if err := sameRequests([]byte(in), out); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	// And the check itself sees what a broken rewrite would do.
+	in := get("/%ZZ") + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"
+	for name, out := range map[string]string{
+		"target not a marker": get("/x") + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"good target changed": get(badEscapeTarget) + get("/ko") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"header dropped":      "GET " + badEscapeTarget + " HTTP/1.1\r\nHost: x\r\n\r\n" + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"request dropped":     get(badEscapeTarget) + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"method changed":      get(badEscapeTarget) + get("/ok") + "PUT /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"body changed":        get(badEscapeTarget) + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nho",
+		"version changed":     strings.Replace(get(badEscapeTarget), "HTTP/1.1", "HTTP/1.0", 1) + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+	} {
+		if sameRequests([]byte(in), []byte(out)) == nil {
+			t.Errorf("%s: sameRequests found nothing wrong", name)
+		}
+	}
+	if err := sameRequests([]byte(in), []byte(get(badEscapeTarget)+get("/ok")+"POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi")); err != nil {
+		t.Errorf("the right rewrite: %v", err)
+	}
 }
