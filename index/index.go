@@ -505,18 +505,51 @@ type alertSummary struct {
 	Handlers  Handlers `json:"handlers"`
 }
 
+// SortReports sorts reports as the API lists them: created_at newest
+// first; reports of the same created_at (builds given the same build time)
+// by build order, newest first, which is the number the build appends to
+// their ids ("-2", "-3"... after the build time, none counting as 1, so
+// "-10" comes before "-9"); reports that still tie, which no build makes,
+// by id in byte order.
+func SortReports(reports []Report) {
+	slices.SortStableFunc(reports, func(a, b Report) int { return compareReports(&a, &b) })
+}
+
+func compareReports(a, b *Report) int {
+	if c := cmp.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(buildNumber(b.ID), buildNumber(a.ID)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// buildNumber is the number n of a report id "BASE-n" (n >= 2, written
+// without leading zeros, as the build writes it), and 1 for any other id.
+func buildNumber(id string) int {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 || i+1 >= len(id) || id[i+1] == '0' {
+		return 1
+	}
+	for _, c := range id[i+1:] {
+		if c < '0' || c > '9' {
+			return 1
+		}
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 2 {
+		return 1
+	}
+	return n
+}
+
 func (ix *Index) buildReports(in []Report) error {
 	order := make([]*Report, len(in))
 	for i := range in {
 		order[i] = &in[i]
 	}
-	// Newest first, ties by id.
-	sort.SliceStable(order, func(a, b int) bool {
-		if order[a].CreatedAt != order[b].CreatedAt {
-			return order[a].CreatedAt > order[b].CreatedAt
-		}
-		return order[a].ID < order[b].ID
-	})
+	slices.SortStableFunc(order, compareReports)
 	ix.reports = make([][]byte, len(order))
 	ix.reportByID = make(map[string]*report, len(order))
 	alertIDs := map[int64]string{}

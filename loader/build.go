@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vulnd/vulnd/index"
@@ -98,22 +99,32 @@ func Build(opt BuildOptions) (Manifest, error) {
 }
 
 // reportID derives a URL-safe id from the build time
-// ("20261122T060000Z"), with "-2", "-3"... if a kept report has it.
+// ("20261122T060000Z"). If a kept report has an id of that time, the new
+// one gets "-n", one more than the highest n kept ("-2" after the plain
+// id): the API orders reports of the same created_at by that number,
+// newest first, so the new report must have the highest, even when
+// -keep-reports dropped lower ones.
 func reportID(t time.Time, kept []index.Report) string {
 	base := t.UTC().Format("20060102T150405Z")
-	taken := map[string]bool{}
+	highest := 0
 	for _, r := range kept {
-		taken[r.ID] = true
+		switch {
+		case r.ID == base:
+			highest = max(highest, 1)
+		case strings.HasPrefix(r.ID, base+"-"):
+			if n, err := strconv.Atoi(r.ID[len(base)+1:]); err == nil && n >= 2 {
+				highest = max(highest, n)
+			}
+		}
 	}
-	id := base
-	for n := 2; taken[id]; n++ {
-		id = base + "-" + strconv.Itoa(n)
+	if highest == 0 {
+		return base
 	}
-	return id
+	return base + "-" + strconv.Itoa(highest+1)
 }
 
-// keepNewest keeps the n newest reports (created_at newest first, ties by
-// id, as the API lists them).
+// keepNewest keeps the n newest reports, in the API's order (created_at
+// newest first, then build order newest first; see index.SortReports).
 func keepNewest(reports []index.Report, n int) []index.Report {
 	if n <= 0 {
 		n = DefaultKeepReports
@@ -121,12 +132,7 @@ func keepNewest(reports []index.Report, n int) []index.Report {
 	if len(reports) <= n {
 		return reports
 	}
-	sort.SliceStable(reports, func(i, j int) bool {
-		if reports[i].CreatedAt != reports[j].CreatedAt {
-			return reports[i].CreatedAt > reports[j].CreatedAt
-		}
-		return reports[i].ID < reports[j].ID
-	})
+	index.SortReports(reports)
 	return reports[:n]
 }
 

@@ -302,8 +302,8 @@ func dailyReports(t *testing.T, keep int) [][]string {
 	dir := t.TempDir()
 	cwe := filepath.Join(dir, "cwe.xml")
 	os.WriteFile(cwe, []byte(`<Weakness_Catalog><Weaknesses></Weaknesses></Weakness_Catalog>`), 0o644)
-	snap := filepath.Join(dir, "snap")
 	var reports [][]string
+	snap := ""
 	for day := 1; day <= 4; day++ {
 		f := filepath.Join(dir, "feed.json")
 		var recs []string
@@ -311,10 +311,8 @@ func dailyReports(t *testing.T, keep int) [][]string {
 			recs = append(recs, record("CVE-2024-000"+string(rune('0'+i)), "2024-01-01T00:00:00.000", "x"))
 		}
 		os.WriteFile(f, []byte(feed(recs...)), 0o644)
-		prev := ""
-		if day > 1 {
-			prev = snap
-		}
+		prev := snap // "" on the first day
+		snap = filepath.Join(dir, "snap"+strconv.Itoa(day))
 		if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: snap, Previous: prev, KeepReports: keep,
 			Time: time.Date(2026, 11, day, 0, 0, 0, 0, time.UTC)}); err != nil {
 			t.Fatal(err)
