@@ -149,6 +149,27 @@ func (e *inputError) Error() string { return "loader: read " + e.path + ": " + e
 
 func (e *inputError) Unwrap() error { return e.err }
 
+// unnamedReads passes r's reads on, with a read error of openInput's
+// reading "read: ..." instead of "loader: read PATH: ...": for decoders
+// whose own errors name the file, so that it is named once.
+type unnamedReads struct{ r io.Reader }
+
+func (u unnamedReads) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	var ie *inputError
+	if err != nil && errors.As(err, &ie) {
+		err = &readError{ie.err}
+	}
+	return n, err
+}
+
+// readError is an inputError without the file's name.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return "read: " + e.err.Error() }
+
+func (e *readError) Unwrap() error { return e.err }
+
 func (r *inputReader) Close() error {
 	if r.closed {
 		return nil

@@ -95,7 +95,7 @@ type feedRecord struct {
 // feed document from r, mapping each record and passing it to emit in
 // document order. name is used in errors only.
 func decodeFeed(r io.Reader, name string, emit func(*feedRecord) error) error {
-	dec := json.NewDecoder(r)
+	dec := json.NewDecoder(unnamedReads{r}) // fail names the file
 	fail := func(err error) error { return fmt.Errorf("loader: feed %s: %w", name, err) }
 	if err := expectDelim(dec, '{'); err != nil {
 		return fail(fmt.Errorf("not an NVD feed object: %w", err))
