@@ -18,8 +18,14 @@ type BuildOptions struct {
 	// holding one JSON), in the order given: when two hold the same CVE,
 	// the later lastModified wins, and on a tie the file named later.
 	Feeds []string
-	// Out is the snapshot directory to write, atomically.
+	// Out is the snapshot directory to write, atomically. An existing Out
+	// is replaced only when it is a vulnd snapshot or an empty directory
+	// (see checkOutDir); never when it is or holds an input or Previous.
 	Out string
+	// Force lets Out be a non-empty directory that is not a snapshot,
+	// which the build then replaces, deleting what it holds. It never
+	// lets the build replace a file, an input or Previous.
+	Force bool
 	// Previous, if set, is the snapshot to compare with: its reports and
 	// id tables are kept, and a report is added for what changed.
 	Previous string
@@ -41,6 +47,9 @@ const DefaultKeepReports = 100
 func Build(opt BuildOptions) (Manifest, error) {
 	if len(opt.Feeds) == 0 {
 		return Manifest{}, fmt.Errorf("loader: no NVD feed files given")
+	}
+	if err := checkOutDir(opt.Out, append([]string{opt.CWECatalog}, opt.Feeds...), opt.Previous, opt.Force); err != nil {
+		return Manifest{}, err
 	}
 	start := time.Now()
 	stage := func(name, detail string) {
@@ -91,7 +100,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	stage("hash inputs", "")
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, opt.Force)
 	if err == nil {
 		stage("write snapshot", "")
 	}

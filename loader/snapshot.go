@@ -372,12 +372,14 @@ func sortedKeys(m map[string]string) []string {
 
 // Write writes d as a snapshot into dir, atomically: everything is written
 // into a temporary directory beside dir, synced, and renamed into place;
-// an existing dir is replaced only once the new one is complete. builtAt
-// is the build time; inputs describe what it was built from. The id tables
+// an existing dir is replaced only once the new one is complete, and only
+// when it is a vulnd snapshot or an empty directory (never a file or any
+// other directory: see checkReplace). builtAt is the build time; inputs
+// describe what it was built from. The id tables
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -406,7 +408,7 @@ func tablesFromData(d *index.Data) *idTables {
 	return t
 }
 
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, force bool) (Manifest, error) {
 	m := Manifest{
 		Format:  formatName,
 		Version: FormatVersion,
@@ -483,8 +485,8 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	if err := replaceDir(tmp, dir); err != nil {
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	if err := replaceDir(tmp, dir, force); err != nil {
+		return m, err
 	}
 	done = true
 	return m, nil
@@ -564,25 +566,32 @@ func writeFileSync(path string, b []byte) error {
 }
 
 // replaceDir renames the complete directory tmp to dir. An existing dir is
-// first moved aside and removed after the rename, so at no point is a
-// half-written directory at dir.
-func replaceDir(tmp, dir string) error {
+// first checked again (checkReplace: a vulnd snapshot or an empty
+// directory, or with force any directory, never a file or a symbolic
+// link), moved aside, and removed after the rename, so at no point is a
+// half-written directory at dir; if the rename fails, it is moved back.
+func replaceDir(tmp, dir string, force bool) error {
+	if err := checkReplace(dir, force); err != nil {
+		return err
+	}
 	old := ""
 	if _, err := os.Lstat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return err
+			return fmt.Errorf("loader: build %s: %w", dir, err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if old != "" {
 			os.Rename(old, dir)
 		}
-		return err
+		return fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	syncDir(filepath.Dir(dir))
 	if old != "" {
-		return os.RemoveAll(old)
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("loader: build %s: removing the old snapshot: %w", dir, err)
+		}
 	}
 	return nil
 }

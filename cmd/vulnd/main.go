@@ -129,6 +129,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	prev := fs.String("previous", "", "previous snapshot directory to compare with")
 	at := fs.String("time", "", "build time, RFC 3339 (default: now)")
 	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep, newest first")
+	force := fs.Bool("force", false, "replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	m, err := loader.Build(loader.BuildOptions{
-		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t,
+		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t, Force: *force,
 		Stage: func(name string, took time.Duration, detail string) {
 			fmt.Fprintf(stderr, "vulnd build: %s: %s %s\n", name, took.Round(time.Millisecond), detail)
 		},
