@@ -16,35 +16,41 @@ import (
 //
 // Only CPEs marked vulnerable count, and only those naming exactly this
 // vendor and product (CPE escaping removed, as in the product's name).
-// Other components of the CPE (update, edition, target software, ...) are
-// not looked at: a CVE listing "2.0" with update "rc1" is listed for 2.0.
-// Versions are compared without regard to ASCII letter case (CPE
-// attribute values are case-insensitive): the asked version, each CPE's
-// version and each bound are folded to lower case first. A CPE covers
-// version when its version component is
+// Versions are compared in the one version order of CompareVersions (so
+// letter case aside, 5.5 is 5.5.0 and 2.0-beta9 is 2.0.beta9). A CPE's
+// version is its version component followed by "-" and its update
+// component when the update is not "*", "-" or empty: log4j:2.0:beta9 is
+// 2.0-beta9. A CPE covers version when its version component is
 //
-//   - a concrete value (not "*", "-" or empty) equal to version: the same
-//     string, letter case aside, as CPE 2.3 name matching compares
-//     values (so "2.0" does not cover "2.00" or "2.0.0"). Should such a
-//     CPE also have range bounds (NVD puts them only on "*"), both must
-//     hold: it covers its own version only if that version is within them;
-//   - "*" (ANY) without bounds: it covers every version;
-//   - "*" with bounds: version is within all of them, by CompareVersions
-//     (the order the product's versions are listed in):
-//     version_start_including <= version, version_start_excluding <
-//     version, version <= version_end_including, version <
-//     version_end_excluding. Bounds are NVD's text with its CPE escaping
-//     removed ("11.5\(1\)" is 11.5(1)), as the version component is;
+//   - a concrete value (not "*", "-" or empty) and version equals the
+//     CPE's version: 6.8 with update rc1 covers 6.8-rc1, not 6.8;
+//   - a concrete value whose update is "*", and version is that value
+//     followed by a word and anything after it: 2.0 with update "*"
+//     covers 2.0, 2.0.0, 2.0-beta9 and 2.0a, not 2.0.1. (Range bounds on
+//     a concrete version, which NVD never writes, are not looked at:
+//     such a CPE covers what its version alone covers.)
+//   - "*" (ANY): version meets every range bound the CPE has (none: every
+//     version is covered): version_start_including <= version,
+//     version_start_excluding < version, version <= version_end_including,
+//     version < version_end_excluding. Bounds are NVD's text with its CPE
+//     escaping removed ("11.5\(1\)" is 11.5(1)). A pre-release counts as
+//     its release against a bound that equals its release, as npm reads
+//     ranges: a bound < 2.0 does not cover 2.0-beta9, >= 2.0 does, and
+//     against every other bound the pre-release is itself. The release
+//     of a version is its leading numbers when a pre-release word (dev,
+//     alpha, beta, pre, preview, rc) follows them;
 //   - "-" (NA, not applicable) or empty: it covers no version.
 //
-// The asked version is taken as it is (no CPE unescaping); an empty one,
-// "*" or "-" is no version and matches nothing.
+// The asked version is taken as it is (no CPE unescaping); one without
+// any ASCII letter or digit ("", "*", "-") is no version and matches
+// nothing.
 //
-// The answer costs one binary search among the product's distinct exact
-// versions, one among its distinct range bounds, a pass over its ranges
-// comparing integers, and at most one allocation, to merge the three
-// sources (one more when version has upper-case letters). The product's
-// first query builds those tables, once, from the CPEs kept at load.
+// The answer costs a binary search among the product's distinct exact
+// versions for version and one for each prefix of it that ends before a
+// word, one among its distinct range bounds (two for a pre-release), a
+// pass over its ranges comparing integers, and at most one allocation,
+// to merge what several of these found. The product's first query builds
+// those tables, once, from the CPEs kept at load.
 func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l List, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
@@ -57,7 +63,7 @@ func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l List,
 func (p *product) affected() *affected {
 	p.affOnce.Do(func() {
 		if src := p.affSrc; src != nil {
-			p.aff = new(affBuilder).build(src.versions, &src.stars)
+			p.aff = buildAffected(src.versions, &src.stars)
 			p.affSrc = nil
 		}
 	})
@@ -65,60 +71,66 @@ func (p *product) affected() *affected {
 }
 
 // affected is what ProductCVEsAt needs of one product: its vulnerable
-// CPEs, as three sets of CVE positions, each ascending and without
-// repeats: by exact version, with an unbounded "*", and by range.
+// CPEs, as sets of CVE positions, each ascending and without repeats.
 type affected struct {
-	// keys are the distinct folded exact versions, in byte order. ids
-	// holds len(keys)+1 offsets into ids itself, then the CVEs of each key
-	// in turn, then those with an unbounded "*": the CVEs of keys[i] are
-	// ids[ids[i]:ids[i+1]], the unbounded ones ids[ids[len(keys)]:]. One
-	// slice rather than three keeps the 150,000-odd products of a full
-	// snapshot small.
-	keys []string
-	ids  []int32
-	// bounds are the distinct folded and unescaped range bounds, in
-	// CompareVersions order, and spans the ranges as ranks among them,
-	// ordered by CVE position. A version's rank is 2i+1 when it is
-	// bounds[i] and 2i when it sorts between bounds[i-1] and bounds[i],
-	// so a span covers the version when lo <= rank < hi.
+	// keys are the distinct versions of the CPEs with a concrete
+	// version, in CompareVersions order (versions it finds equal share a
+	// key). eq[i] are the CVEs with such a CPE equal to keys[i], star[i]
+	// those of them whose CPE has update "*", which also cover keys[i]
+	// followed by a word.
+	keys      []string
+	eq, star  [][]int32
+	unbounded []int32 // the CVEs with a "*" CPE without bounds
+	// bounds are the distinct range bounds, unescaped, in CompareVersions
+	// order. A version's rank among them is 2i+1 when it equals bounds[i]
+	// and 2i when it sorts between bounds[i-1] and bounds[i]. A range
+	// covers a version when lo <= rank < hi: lo is 0 without a start
+	// bound, 2i+1 for start including bounds[i], 2i+2 for start excluding
+	// it; hi is MaxInt32 without an end bound, 2i+2 for end including
+	// bounds[i], 2i+1 for end excluding it. So both ends name their bound
+	// i as (end-1)/2. spans are the ranges, ordered by CVE position; odd
+	// holds those with two start or two end bounds, or with lo >= hi,
+	// which a single interval cannot hold once pre-releases count as
+	// their release (see rankQuery).
 	bounds []string
 	spans  []span
+	odd    []oddSpan
 }
 
 type span struct{ lo, hi, pos int32 }
 
-// exactCVEs returns the CVEs whose vulnerable CPEs name the folded
-// version v.
-func (a *affected) exactCVEs(v string) []int32 {
-	if i, found := slices.BinarySearch(a.keys, v); found {
-		return a.ids[a.ids[i]:a.ids[i+1]]
-	}
-	return nil
+// oddSpan is a range whose version must hold both lo and both hi ends
+// (0 and MaxInt32 where there is no second one).
+type oddSpan struct {
+	lo, hi [2]int32
+	pos    int32
 }
 
-// anyCVEs returns the CVEs with a vulnerable unbounded "*".
-func (a *affected) anyCVEs() []int32 { return a.ids[a.ids[len(a.keys)]:] }
-
-// rank is where the folded version v falls among a.bounds (see spans).
-func (a *affected) rank(v string) int32 {
-	i, found := slices.BinarySearchFunc(a.bounds, v, CompareVersions)
-	if found {
-		return int32(2*i + 1)
-	}
-	return int32(2 * i)
-}
+const noEnd = math.MaxInt32
 
 // versionAt is a concrete version named by a CPE of the CVE at list
-// position pos; vulnerable when the CPE is and, should it have range
-// bounds, the version is within them.
+// position pos. listed: the version component, for the product's versions
+// list; otherwise (only for a vulnerable CPE with a concrete update) the
+// version joined with its update, for matching alone.
 type versionAt struct {
 	version    string
 	pos        int32
-	vulnerable bool
+	vulnerable bool // the CPE is: ProductCVEsAt matches version
+	anyUpdate  bool // and its update is "*"
+	listed     bool
 }
 
-func newVersionAt(r *cpeRef, pos int32) versionAt {
-	return versionAt{r.version, pos, r.vulnerable && (r.bounds == nil || r.bounds.cover(foldVersion(r.version)))}
+// appendVersionAt appends to vs the versions of r, a CPE with a concrete
+// version of the CVE at pos: one, or two when r is vulnerable and has a
+// concrete update (its version component is listed, the joined one
+// matched).
+func appendVersionAt(vs []versionAt, r *cpeRef, pos int32) []versionAt {
+	if r.vulnerable && r.bounds != nil && r.bounds.update != "" {
+		return append(vs,
+			versionAt{version: r.version, pos: pos, listed: true},
+			versionAt{version: r.version + "-" + r.bounds.update, pos: pos, vulnerable: true})
+	}
+	return append(vs, versionAt{version: r.version, pos: pos, vulnerable: r.vulnerable, anyUpdate: r.vulnerable && r.anyUpdate, listed: true})
 }
 
 // starAcc collects a product's vulnerable CPEs with version "*" while
@@ -134,7 +146,7 @@ type rangeAt struct {
 }
 
 func (m *starAcc) add(r *cpeRef, pos int32) {
-	if r.bounds != nil {
+	if r.bounds != nil && r.bounds.anyBound() {
 		m.ranges = append(m.ranges, rangeAt{r.bounds, pos})
 	} else if !lastIs(m.any, pos) {
 		m.any = append(m.any, pos)
@@ -147,261 +159,271 @@ func (m *starAcc) join(o *starAcc) {
 	m.ranges = append(m.ranges, o.ranges...)
 }
 
-// affBuilder builds the affected of products, one after the other, on
-// one goroutine, keeping its scratch space from one product to the next.
-type affBuilder struct {
-	versions []string
-	folded   []versionAt
-
-	// A product's distinct range bounds, by their text as NVD wrote it:
-	// textID maps it to its index in texts (in a product with more than
-	// a few), ranges refer to them by index, -1 for none.
-	textID map[string]int32
-	texts  []boundText
-	byRank []int32
-	ranges [][4]int32
-}
-
-type boundText struct {
-	text, folded string // folded: unescaped and folded
-	rank         int32
-}
-
-// distinct returns the distinct versions of vs, sorted by version: in
-// ab's scratch space, valid until its next use.
-func (ab *affBuilder) distinct(vs []versionAt) []string {
-	out := ab.versions[:0]
-	for i := range vs {
-		if i == 0 || vs[i].version != vs[i-1].version {
-			out = append(out, vs[i].version)
+// buildAffected returns the affected of a product whose concrete versions
+// are vs and whose vulnerable "*" CPEs are stars; nil when no version can
+// match.
+func buildAffected(vs []versionAt, stars *starAcc) *affected {
+	var exact []versionAt
+	for _, v := range vs {
+		if v.vulnerable {
+			exact = append(exact, v)
 		}
 	}
-	ab.versions = out
-	return out
-}
-
-// build returns the affected of a product whose concrete versions are vs,
-// sorted by version and then CVE, and whose vulnerable "*" CPEs are
-// stars; nil when no version can match. The exact versions come grouped from the
-// sort newVendor does anyway for the product's versions, so only versions
-// with upper-case letters (folded, they may join another group) cost a
-// sort of their own.
-func (ab *affBuilder) build(vs []versionAt, stars *starAcc) *affected {
-	n, upper := 0, false
-	for i := range vs {
-		if vs[i].vulnerable {
-			n++
-			upper = upper || foldVersion(vs[i].version) != vs[i].version
-		}
-	}
-	if n == 0 && len(stars.any) == 0 && len(stars.ranges) == 0 {
+	if len(exact) == 0 && len(stars.any) == 0 && len(stars.ranges) == 0 {
 		return nil
 	}
-	if upper {
-		f := ab.folded[:0]
-		for _, v := range vs {
-			if v.vulnerable {
-				f = append(f, versionAt{foldVersion(v.version), v.pos, true})
+	a := &affected{unbounded: slices.Clip(stars.any)}
+	slices.SortFunc(exact, func(x, y versionAt) int {
+		return cmp.Or(CompareVersions(x.version, y.version), cmp.Compare(x.pos, y.pos))
+	})
+	for i := 0; i < len(exact); {
+		j := i + 1
+		for j < len(exact) && CompareVersions(exact[i].version, exact[j].version) == 0 {
+			j++
+		}
+		// Within a key, by CVE.
+		var eq, star []int32
+		for _, v := range exact[i:j] {
+			if !lastIs(eq, v.pos) {
+				eq = append(eq, v.pos)
+			}
+			if v.anyUpdate && !lastIs(star, v.pos) {
+				star = append(star, v.pos)
 			}
 		}
-		slices.SortFunc(f, func(x, y versionAt) int {
-			return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
-		})
-		vs, ab.folded = f, f
+		a.keys = append(a.keys, exact[i].version)
+		a.eq, a.star = append(a.eq, eq), append(a.star, star)
+		i = j
 	}
-	// Count the distinct keys and (key, CVE) pairs, then fill.
-	keys, pairs := 0, 0
-	var last *versionAt
-	for i := range vs {
-		v := &vs[i]
-		if !v.vulnerable {
-			continue
-		}
-		if last == nil || v.version != last.version {
-			keys++
-			pairs++
-		} else if v.pos != last.pos {
-			pairs++
-		}
-		last = v
-	}
-	a := &affected{
-		keys: make([]string, 0, keys),
-		ids:  make([]int32, keys+1, keys+1+pairs+len(stars.any)),
-	}
-	last = nil
-	for i := range vs {
-		v := &vs[i]
-		if !v.vulnerable {
-			continue
-		}
-		if last == nil || v.version != last.version {
-			a.ids[len(a.keys)] = int32(len(a.ids))
-			a.keys = append(a.keys, v.version)
-			a.ids = append(a.ids, v.pos)
-		} else if v.pos != last.pos {
-			a.ids = append(a.ids, v.pos)
-		}
-		last = v
-	}
-	a.ids[keys] = int32(len(a.ids))
-	a.ids = append(a.ids, stars.any...)
 	if len(stars.ranges) > 0 {
-		ab.buildSpans(a, stars.ranges)
+		a.buildSpans(stars.ranges)
 	}
 	return a
 }
 
-// boundID returns the index in ab.texts of a bound's text, -1 for none.
-func (ab *affBuilder) boundID(text string) int32 {
-	if text == "" {
-		return -1
-	}
-	if len(ab.texts) <= 8 {
-		// Most products have a few: a map costs more.
-		for i := range ab.texts {
-			if ab.texts[i].text == text {
-				return int32(i)
-			}
-		}
-		if len(ab.texts) == 8 {
-			for i := range ab.texts {
-				ab.textID[ab.texts[i].text] = int32(i)
-			}
-		}
-	} else if id, ok := ab.textID[text]; ok {
-		return id
-	}
-	id := int32(len(ab.texts))
-	if id >= 8 {
-		ab.textID[text] = id
-	}
-	ab.texts = append(ab.texts, boundText{text: text, folded: foldVersion(unescapeCPE(text))})
-	return id
-}
-
 // buildSpans ranks the bounds of ranges and stores each range in a as a
-// span.
-func (ab *affBuilder) buildSpans(a *affected, ranges []rangeAt) {
-	// A map that grew for a big product would cost its size to clear
-	// for each one after it.
-	if len(ab.textID) > 64 || ab.textID == nil {
-		ab.textID = map[string]int32{}
-	} else {
-		clear(ab.textID)
+// span or an odd span.
+func (a *affected) buildSpans(ranges []rangeAt) {
+	// The distinct bound texts, as NVD wrote them, then their ranks.
+	id := map[string]int{}
+	var texts []string
+	for _, r := range ranges {
+		for _, t := range r.bounds.texts() {
+			if _, ok := id[t]; t != "" && !ok {
+				id[t] = len(texts)
+				texts = append(texts, t)
+			}
+		}
 	}
-	ab.texts, ab.ranges = ab.texts[:0], ab.ranges[:0]
+	values := make([]string, len(texts))
+	byValue := make([]int, len(texts))
+	for i, t := range texts {
+		values[i], byValue[i] = unescapeCPE(t), i
+	}
+	slices.SortFunc(byValue, func(x, y int) int { return CompareVersions(values[x], values[y]) })
+	index := make([]int32, len(texts)) // of each text's value in a.bounds
+	for _, i := range byValue {
+		if n := len(a.bounds); n == 0 || CompareVersions(a.bounds[n-1], values[i]) != 0 {
+			a.bounds = append(a.bounds, values[i])
+		}
+		index[i] = int32(len(a.bounds) - 1)
+	}
+	// rank of a bound text, plus 1 when the end it makes is the one past it.
+	rank := func(text string, past int32) int32 {
+		if text == "" {
+			return -1
+		}
+		return 2*index[id[text]] + 1 + past
+	}
 	for _, r := range ranges {
 		b := r.bounds
-		ab.ranges = append(ab.ranges, [4]int32{
-			ab.boundID(b.startIncluding), ab.boundID(b.startExcluding),
-			ab.boundID(b.endIncluding), ab.boundID(b.endExcluding),
-		})
-	}
-	// Rank the distinct texts by their folded value; texts that fold to
-	// the same value share a rank.
-	ab.byRank = slices.Grow(ab.byRank[:0], len(ab.texts))[:len(ab.texts)]
-	for i := range ab.byRank {
-		ab.byRank[i] = int32(i)
-	}
-	slices.SortFunc(ab.byRank, func(x, y int32) int { return CompareVersions(ab.texts[x].folded, ab.texts[y].folded) })
-	bounds := make([]string, 0, len(ab.texts))
-	for _, id := range ab.byRank {
-		if f := ab.texts[id].folded; len(bounds) == 0 || bounds[len(bounds)-1] != f {
-			bounds = append(bounds, f)
+		lo := [2]int32{rank(b.startIncluding, 0), rank(b.startExcluding, 1)}
+		hi := [2]int32{rank(b.endIncluding, 1), rank(b.endExcluding, 0)}
+		for k := range 2 {
+			lo[k], hi[k] = max(lo[k], 0), cmp.Or(max(hi[k], 0), noEnd)
 		}
-		ab.texts[id].rank = int32(2*len(bounds) - 1)
-	}
-	a.bounds = slices.Clip(bounds)
-	rankOf := func(id int32) int32 { return ab.texts[id].rank }
-	spans := make([]span, 0, len(ranges))
-	for i := range ranges {
-		b := &ab.ranges[i]
-		sp := span{lo: 0, hi: math.MaxInt32, pos: ranges[i].pos}
-		if b[0] >= 0 { // start including: rank >= its rank
-			sp.lo = max(sp.lo, rankOf(b[0]))
-		}
-		if b[1] >= 0 { // start excluding: rank > its rank
-			sp.lo = max(sp.lo, rankOf(b[1])+1)
-		}
-		if b[2] >= 0 { // end including: rank <= its rank
-			sp.hi = min(sp.hi, rankOf(b[2])+1)
-		}
-		if b[3] >= 0 { // end excluding: rank < its rank
-			sp.hi = min(sp.hi, rankOf(b[3]))
-		}
-		if sp.lo < sp.hi {
-			spans = append(spans, sp)
+		switch {
+		case lo[0] > 0 && lo[1] > 0 && (lo[0]-1)/2 != (lo[1]-1)/2,
+			hi[0] != noEnd && hi[1] != noEnd && (hi[0]-1)/2 != (hi[1]-1)/2,
+			max(lo[0], lo[1]) >= min(hi[0], hi[1]):
+			a.odd = append(a.odd, oddSpan{lo, hi, r.pos})
+		default:
+			// Both ends of one side name the same bound: the stricter
+			// holds for a pre-release too.
+			a.spans = append(a.spans, span{max(lo[0], lo[1]), min(hi[0], hi[1]), r.pos})
 		}
 	}
 	// One CVE may repeat a range (for several target platforms, say).
-	slices.SortFunc(spans, func(x, y span) int {
+	slices.SortFunc(a.spans, func(x, y span) int {
 		return cmp.Or(cmp.Compare(x.pos, y.pos), cmp.Compare(x.lo, y.lo), cmp.Compare(x.hi, y.hi))
 	})
-	if spans = slices.Compact(spans); len(spans) > 0 {
-		a.spans = slices.Clip(spans)
-	}
+	a.spans = slices.Clip(slices.Compact(a.spans))
+	a.odd = slices.Clip(a.odd)
 }
 
-// scratchPool holds scratch slices of CVE positions for match.
-var scratchPool = sync.Pool{New: func() any { return new([]int32) }}
+// rankQuery is a version's rank among a product's bounds. When the
+// version is a pre-release whose release equals bounds[k], an end naming
+// that bound compares the release's rank (2k+1) instead; k is -1
+// otherwise.
+type rankQuery struct{ r, k, rel int32 }
+
+func (a *affected) rankOf(version string) rankQuery {
+	q := rankQuery{r: a.rank(version), k: -1}
+	if len(a.bounds) == 0 {
+		return q
+	}
+	if rel, ok := release(version); ok {
+		if i, found := slices.BinarySearchFunc(a.bounds, rel, CompareVersions); found {
+			q.k, q.rel = int32(i), int32(2*i+1)
+		}
+	}
+	return q
+}
+
+// rank is where version falls among a.bounds.
+func (a *affected) rank(version string) int32 {
+	i, found := slices.BinarySearchFunc(a.bounds, version, CompareVersions)
+	if found {
+		return int32(2*i + 1)
+	}
+	return int32(2 * i)
+}
+
+// at returns the rank to compare with end e (a lo or hi other than 0 and
+// noEnd).
+func (q *rankQuery) at(e int32) int32 {
+	if q.k >= 0 && (e-1)/2 == q.k {
+		return q.rel
+	}
+	return q.r
+}
+
+func (q *rankQuery) meetsLo(lo int32) bool { return lo == 0 || lo <= q.at(lo) }
+func (q *rankQuery) meetsHi(hi int32) bool { return hi == noEnd || q.at(hi) < hi }
+
+// matchScratch is match's scratch space, pooled.
+type matchScratch struct {
+	srcs         [][]int32
+	hits, t1, t2 []int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(matchScratch) }}
 
 // match returns the positions of the CVEs covering version, ascending.
 // It may return a slice a holds; callers must not change it.
 func (a *affected) match(version string) []int32 {
-	if a == nil || !IsName(version) {
+	if a == nil || !hasToken(version) {
 		return nil
 	}
-	v := foldVersion(version)
-	exact, unbounded := a.exactCVEs(v), a.anyCVEs()
-	if len(a.spans) == 0 {
-		switch {
-		case len(exact) == 0:
-			return unbounded
-		case len(unbounded) == 0:
-			return exact
-		}
-		return union(make([]int32, 0, len(exact)+len(unbounded)), exact, unbounded)
+	sc := scratchPool.Get().(*matchScratch)
+	srcs := append(sc.srcs[:0], a.unbounded)
+	if i, ok := a.find(version); ok {
+		srcs = append(srcs, a.eq[i])
 	}
-	hp := scratchPool.Get().(*[]int32)
-	hits := a.stab(a.rank(v), *hp)
-	var out []int32
-	switch {
-	case len(exact)+len(unbounded)+len(hits) == 0:
-	case len(exact) == 0 || len(unbounded) == 0:
-		x := exact
-		if len(x) == 0 {
-			x = unbounded
+	// Each prefix of version that ends before a word, and holds a token.
+	for i, seen := 0, false; ; seen = true {
+		start := skipSeparators(version, i)
+		t, next, ok := nextToken(version, i)
+		if !ok {
+			break
 		}
-		out = union(make([]int32, 0, len(x)+len(hits)), x, hits)
-	default:
-		tp := scratchPool.Get().(*[]int32)
-		t := union((*tp)[:0], exact, unbounded)
-		out = union(make([]int32, 0, len(t)+len(hits)), t, hits)
-		*tp = t
-		scratchPool.Put(tp)
+		if t.class != classNum && seen {
+			if k, found := a.find(version[:start]); found {
+				srcs = append(srcs, a.star[k])
+			}
+		}
+		i = next
 	}
-	*hp = hits
-	scratchPool.Put(hp)
+	if len(a.spans)+len(a.odd) > 0 {
+		sc.hits = a.stab(a.rankOf(version), sc.hits)
+		srcs = append(srcs, sc.hits)
+	}
+	out := sc.merge(srcs)
+	if len(out) > 0 && len(sc.hits) > 0 && &out[0] == &sc.hits[0] {
+		out = slices.Clone(out) // sc goes back to the pool
+	}
+	clear(srcs) // drop the views into a
+	sc.srcs = srcs[:0]
+	scratchPool.Put(sc)
 	return out
 }
 
-// stab returns in dst (its contents replaced) the positions of the spans
-// that hold rank r, ascending and without repeats.
-func (a *affected) stab(r int32, dst []int32) []int32 {
-	dst = slices.Grow(dst[:0], len(a.spans))[:len(a.spans)]
+// find returns the index of the key equal to v.
+func (a *affected) find(v string) (int, bool) {
+	return slices.BinarySearchFunc(a.keys, v, CompareVersions)
+}
+
+// merge returns the union of srcs, each ascending and without repeats:
+// one of them when only it is not empty, else a new slice.
+func (sc *matchScratch) merge(srcs [][]int32) []int32 {
+	n, total, last := 0, 0, -1
+	for i, s := range srcs {
+		if len(s) > 0 {
+			n, total, last = n+1, total+len(s), i
+		}
+	}
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return srcs[last]
+	}
+	var acc []int32
+	buf, spare := sc.t1[:0], sc.t2[:0]
+	for i, s := range srcs {
+		switch {
+		case len(s) == 0:
+		case acc == nil:
+			acc = s
+		case i == last:
+			acc = union(make([]int32, 0, len(acc)+len(s)), acc, s)
+		default:
+			buf = union(buf[:0], acc, s)
+			acc, buf, spare = buf, spare, buf
+		}
+	}
+	sc.t1, sc.t2 = buf, spare
+	return acc
+}
+
+// stab returns in dst (its contents replaced) the positions of the ranges
+// that cover the version q ranks, ascending and without repeats.
+func (a *affected) stab(q rankQuery, dst []int32) []int32 {
+	dst = slices.Grow(dst[:0], len(a.spans)+len(a.odd))[:len(a.spans)]
 	n := 0
-	for _, sp := range a.spans {
-		// lo <= r < hi in one unsigned comparison, and no branch (the
-		// compiler makes the increment a conditional move): whether a
-		// span holds r is anybody's guess.
-		dst[n] = sp.pos
-		if uint32(r-sp.lo) < uint32(sp.hi-sp.lo) {
-			n++
+	if q.k < 0 {
+		r := q.r
+		for _, sp := range a.spans {
+			// lo <= r < hi in one unsigned comparison, and no branch (the
+			// compiler makes the increment a conditional move): whether a
+			// span holds r is anybody's guess.
+			dst[n] = sp.pos
+			if uint32(r-sp.lo) < uint32(sp.hi-sp.lo) {
+				n++
+			}
+		}
+	} else {
+		for _, sp := range a.spans {
+			if q.meetsLo(sp.lo) && q.meetsHi(sp.hi) {
+				dst[n] = sp.pos
+				n++
+			}
+		}
+	}
+	dst = dst[:n]
+	if len(a.odd) > 0 {
+		m := n
+		for _, o := range a.odd {
+			if q.meetsLo(o.lo[0]) && q.meetsLo(o.lo[1]) && q.meetsHi(o.hi[0]) && q.meetsHi(o.hi[1]) {
+				dst = append(dst, o.pos)
+			}
+		}
+		if len(dst) > m {
+			slices.Sort(dst)
 		}
 	}
 	// A CVE's several ranges are next to each other.
-	return slices.Compact(dst[:n])
+	return slices.Compact(dst)
 }
 
 // union appends to dst the union of x and y, each ascending and without
@@ -426,39 +448,16 @@ func union(dst, x, y []int32) []int32 {
 	return append(dst, y[j:]...)
 }
 
-// folded returns the four bounds with CPE escaping removed and folded to
-// lower case.
-func (b *cpeBounds) folded() [4]string {
-	return [4]string{
-		foldVersion(unescapeCPE(b.startIncluding)), foldVersion(unescapeCPE(b.startExcluding)),
-		foldVersion(unescapeCPE(b.endIncluding)), foldVersion(unescapeCPE(b.endExcluding)),
-	}
+// texts returns the four bounds as NVD wrote them, "" for none: start
+// including, start excluding, end including, end excluding.
+func (b *cpeBounds) texts() [4]string {
+	return [4]string{b.startIncluding, b.startExcluding, b.endIncluding, b.endExcluding}
 }
 
-// cover reports whether the folded version v is within the bounds.
-func (b *cpeBounds) cover(v string) bool {
-	f := b.folded()
-	return (f[0] == "" || CompareVersions(v, f[0]) >= 0) &&
-		(f[1] == "" || CompareVersions(v, f[1]) > 0) &&
-		(f[2] == "" || CompareVersions(v, f[2]) <= 0) &&
-		(f[3] == "" || CompareVersions(v, f[3]) < 0)
-}
-
-// foldVersion returns s with ASCII letters in lower case; s itself when
-// it has none in upper case.
-func foldVersion(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
+// anyBound reports whether b has a range bound (it may hold only an
+// update).
+func (b *cpeBounds) anyBound() bool {
+	return b.startIncluding != "" || b.startExcluding != "" || b.endIncluding != "" || b.endExcluding != ""
 }
 
 // unescapeCPE removes CPE 2.3 escaping: each backslash stands for the

@@ -388,7 +388,7 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 				p.cves = append(p.cves, pos)
 			}
 			if IsName(r.version) {
-				p.versions = append(p.versions, newVersionAt(&r, pos))
+				p.versions = appendVersionAt(p.versions, &r, pos)
 			} else if r.vulnerable && r.version == "*" {
 				p.stars.add(&r, pos)
 			}
@@ -424,9 +424,10 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 	return all
 }
 
-// newVendor encodes a vendor's bodies and its products', and has ab index
-// the vulnerable CPEs of its products for ProductCVEsAt.
-func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
+// newVendor encodes a vendor's bodies and its products'. A product's
+// vulnerable CPEs stay in its affSrc, for its first ProductCVEsAt to
+// index.
+func newVendor(name string, a *vendorAcc) *vendor {
 	human := HumanName(name)
 	pnames := sortedKeys(a.products)
 	v := &vendor{
@@ -437,15 +438,20 @@ func newVendor(name string, a *vendorAcc, ab *affBuilder) *vendor {
 		cves:     slices.Clip(a.cves),
 		search:   newSearchText(pnames),
 	}
+	var versions []string // scratch, for one product after the other
 	for k, pname := range pnames {
 		pa := a.products[pname]
-		// By version, then CVE: grouped for the distinct versions
-		// served and for the exact versions ProductCVEsAt looks up.
-		slices.SortFunc(pa.versions, func(x, y versionAt) int {
-			return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
-		})
-		versions := ab.distinct(pa.versions)
-		slices.SortFunc(versions, CompareVersions)
+		// The distinct version components, by bytes first (the cheaper
+		// comparison, for the many repeats), then in version order.
+		versions = versions[:0]
+		for i := range pa.versions {
+			if pa.versions[i].listed {
+				versions = append(versions, pa.versions[i].version)
+			}
+		}
+		slices.Sort(versions)
+		versions = slices.Compact(versions)
+		slices.SortFunc(versions, versionOrder)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
 		pr := &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves)}
@@ -467,9 +473,8 @@ func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ab := &affBuilder{}
 			for i := len(names) * w / parts; i < len(names)*(w+1)/parts; i++ {
-				vendors[i] = newVendor(names[i], acc[names[i]], ab)
+				vendors[i] = newVendor(names[i], acc[names[i]])
 			}
 		}()
 	}

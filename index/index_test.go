@@ -2,61 +2,12 @@ package index
 
 import (
 	"errors"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/goccy/go-json"
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestCompareVersions(t *testing.T) {
-	// Each list is in the order the decisions define.
-	for _, ordered := range [][]string{
-		{"1.9", "1.10", "2.0", "2.0a", "10"},
-		{"0.9", "1", "1.0", "1.0.0", "1.0.1"},
-		{"01", "1"},     // equal as numbers: byte order ("0" < "1")
-		{"1.02", "1.2"}, // equal run by run: byte order
-		{"2.0-alpha1", "2.0-alpha2", "2.0-beta1", "2.0.0"},
-		{"12.5.1su8a", "14su3"},
-		{"4.0", "4.0e", "5.0", "5.0a"},
-		{"6.11.8", "6.12.1"},
-		{"8.0.0", "8.0.0-alpha.0", "8.0.0-alpha.3"},
-		{"a", "b", "va10"},
-		{"va9", "va10"},
-		{"99999999999999999999999", "100000000000000000000000"},
-		{"", "0", "a"},
-	} {
-		for i := 0; i+1 < len(ordered); i++ {
-			a, b := ordered[i], ordered[i+1]
-			if c := CompareVersions(a, b); c > 0 || (c == 0 && a != b) {
-				t.Errorf("CompareVersions(%q, %q) = %d, want < 0", a, b, c)
-			}
-			if c := CompareVersions(b, a); c < 0 || (c == 0 && a != b) {
-				t.Errorf("CompareVersions(%q, %q) = %d, want > 0", b, a, c)
-			}
-		}
-	}
-	got := []string{"10", "2.0a", "1.10", "2.0", "1.9"}
-	sort.Slice(got, func(i, j int) bool { return CompareVersions(got[i], got[j]) < 0 })
-	if diff := cmp.Diff([]string{"1.9", "1.10", "2.0", "2.0a", "10"}, got); diff != "" {
-		t.Errorf("sorted (-want +got):\n%s", diff)
-	}
-}
-
-func FuzzCompareVersions(f *testing.F) {
-	f.Add("1.9", "1.10", "2.0a")
-	f.Add("01", "1", "001")
-	f.Fuzz(func(t *testing.T, a, b, c string) {
-		ab, ba := CompareVersions(a, b), CompareVersions(b, a)
-		if ab != -ba || (ab == 0) != (a == b) {
-			t.Fatalf("not antisymmetric or not total: %q %q: %d %d", a, b, ab, ba)
-		}
-		if ab <= 0 && CompareVersions(b, c) <= 0 && CompareVersions(a, c) > 0 {
-			t.Fatalf("not transitive: %q <= %q <= %q but %q > %q", a, b, c, a, c)
-		}
-	})
-}
 
 func TestHumanName(t *testing.T) {
 	for in, want := range map[string]string{

@@ -37,18 +37,22 @@ type CVEEntry struct {
 
 // cpeRef is what the index needs of one CPE: views into the body (or,
 // for a value with JSON escapes, a decoded copy). bounds is nil unless
-// the CPE has a range bound: most have none, and a pointer keeps the
-// entries of a full snapshot small while it loads.
+// the CPE has a range bound or a concrete update: most have neither, and
+// a pointer keeps the entries of a full snapshot small while it loads.
 type cpeRef struct {
 	vendor, product, version string
 	bounds                   *cpeBounds
 	vulnerable               bool
+	anyUpdate                bool // the URI's update component is "*"
 }
 
 // cpeBounds are a CPE's range bounds, NVD's text as the body holds it
-// (maybe CPE-escaped); "" is no bound.
+// (maybe CPE-escaped); "" is no bound. update is the URI's update
+// component, CPE escaping removed, when it is concrete (not "*", "-" or
+// empty), else "".
 type cpeBounds struct {
 	startIncluding, startExcluding, endIncluding, endExcluding string
+	update                                                     string
 }
 
 // Name is the CVE's name, as served.
@@ -268,15 +272,17 @@ func (s *scanner) arrayNext(started *bool) (more, ok bool) {
 
 // cpeIter walks a "cpes" array, checking its syntax and yielding each
 // element's vendor, product and version (CPE escaping already removed by
-// the loader; JSON escapes removed here), its vulnerable flag and its
+// the loader; JSON escapes removed here), its vulnerable flag, its
 // range bounds (start including, start excluding, end including, end
-// excluding; empty when absent). vulnerable must be
-// true or false and each bound a string, as strictly as the components.
+// excluding; empty when absent) and the update component of its "uri"
+// (see cpeUpdate). vulnerable must be true or false and each bound and
+// the uri a string, as strictly as the components.
 type cpeIter struct {
 	s                        scanner
 	vendor, product, version []byte
 	bounds                   [4][]byte
-	vulnerable               bool
+	update                   string
+	vulnerable, anyUpdate    bool
 	err                      error
 	started                  bool
 }
@@ -293,6 +299,7 @@ func (it *cpeIter) next() bool {
 	}
 	it.vendor, it.product, it.version = nil, nil, nil
 	it.bounds, it.vulnerable = [4][]byte{}, false
+	it.update, it.anyUpdate = "", false
 	if !s.eat('{') {
 		return it.fail()
 	}
@@ -313,6 +320,10 @@ func (it *cpeIter) next() bool {
 			it.version, ok = s.text()
 		case "vulnerable":
 			it.vulnerable, ok = s.boolean()
+		case "uri":
+			var raw []byte
+			raw, _, ok = s.str()
+			it.update, it.anyUpdate = cpeUpdate(raw)
 		case "version_start_including":
 			it.bounds[0], ok = s.text()
 		case "version_start_excluding":
@@ -345,11 +356,12 @@ func (it *cpeIter) all() []cpeRef {
 	sc := cpeScratch.Get().(*scanScratch)
 	cpes, bounds, at := sc.cpes[:0], sc.bounds[:0], sc.at[:0]
 	for it.next() {
-		if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3]) > 0 {
-			bounds = append(bounds, cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3])})
+		if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3])+len(it.update) > 0 {
+			bounds = append(bounds, cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3]), it.update})
 			at = append(at, int32(len(cpes)))
 		}
-		cpes = append(cpes, cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version), vulnerable: it.vulnerable})
+		cpes = append(cpes, cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version),
+			vulnerable: it.vulnerable, anyUpdate: it.anyUpdate})
 	}
 	out := append(make([]cpeRef, 0, len(cpes)), cpes...)
 	if len(bounds) > 0 {
@@ -366,6 +378,80 @@ func (it *cpeIter) all() []cpeRef {
 func (it *cpeIter) fail() bool {
 	it.err = fmt.Errorf("%w: bad cpes at byte %d", ErrNotCVEBody, it.s.i)
 	return false
+}
+
+// cpeUpdate reads the update component of a CPE 2.3 formatted string,
+// given as the raw contents of its JSON string: the 7th of its
+// colon-separated fields ("cpe:2.3:a:apache:log4j:2.0:beta9:..." has
+// beta9), a colon escaped by a backslash not ending one. It returns the
+// update with CPE escaping removed when it is concrete, else "" and
+// whether it is "*". A URI with fewer fields has no update. Only an
+// update holding a backslash (in the JSON text) is copied.
+func cpeUpdate(raw []byte) (update string, any bool) {
+	field, start := 0, 0
+	end := -1
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			// A JSON escape; \\ is a backslash, the CPE escape, which
+			// makes the character after it (maybe a JSON escape too)
+			// literal.
+			i += jsonEscapeLen(raw, i) - 1
+			if raw[i] == '\\' && i+1 < len(raw) {
+				i++
+				i += jsonEscapeLen(raw, i) - 1
+			}
+		case ':':
+			field++
+			if field == 6 {
+				start = i + 1
+			} else if field == 7 {
+				end = i
+			}
+		}
+		if end >= 0 {
+			break
+		}
+	}
+	switch {
+	case field < 6:
+		return "", false
+	case end < 0:
+		end = len(raw)
+	}
+	f := raw[start:end]
+	switch string(f) {
+	case "*":
+		return "", true
+	case "", "-":
+		return "", false
+	}
+	if bytes.IndexByte(f, '\\') < 0 {
+		return view(f), false
+	}
+	var v string
+	if err := json.Unmarshal(append(append([]byte{'"'}, f...), '"'), &v); err != nil {
+		return "", false
+	}
+	switch v = unescapeCPE(v); v {
+	case "*":
+		return "", true
+	case "", "-":
+		return "", false
+	}
+	return v, false
+}
+
+// jsonEscapeLen returns the length of the JSON text at raw[i]: 1 for a
+// plain byte, 2 or 6 for an escape (raw holds valid escapes).
+func jsonEscapeLen(raw []byte, i int) int {
+	switch {
+	case raw[i] != '\\' || i+1 >= len(raw):
+		return 1
+	case raw[i+1] == 'u':
+		return min(6, len(raw)-i)
+	}
+	return 2
 }
 
 // stringIter walks a raw JSON array of strings ("cwes").

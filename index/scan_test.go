@@ -21,6 +21,12 @@ func TestScanCVE(t *testing.T) {
 			{ID: 3, URI: `cpe:2.3:a:q\"uote:p:-:*:*:*:*:*:*:*`, Vendor: `q"uote`, Product: "p", Version: "-"},
 			{ID: 4, URI: "cpe:2.3:a:v:p:*:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "*", Vulnerable: true,
 				VersionStartIncluding: `11.5\(1\)`, VersionStartExcluding: `"a"`, VersionEndIncluding: "2", VersionEndExcluding: "3"},
+			// Updates: concrete (kept, CPE escaping removed), "-", and
+			// after an escaped colon in the version.
+			{ID: 5, URI: "cpe:2.3:o:linux:linux_kernel:6.8:rc1:*:*:*:*:*:*", Vendor: "linux", Product: "linux_kernel", Version: "6.8", Vulnerable: true},
+			{ID: 6, URI: `cpe:2.3:a:apache:log4j:2.0:-:*:*:*:*:*:*`, Vendor: "apache", Product: "log4j", Version: "2.0", Vulnerable: true},
+			{ID: 7, URI: `cpe:2.3:a:v:p:1\:2:sp\"1\\:*:*:*:*:*:*`, Vendor: "v", Product: "p", Version: "1:2", Vulnerable: true},
+			{ID: 8, URI: `cpe:2.3:a:v:p:3`, Vendor: "v", Product: "p", Version: "3"}, // no update field
 		},
 		CWEs:       []string{"CWE-79", "CWE-787"},
 		CVSS:       CVSS{Source: &src, Score: 7.5},
@@ -35,10 +41,14 @@ func TestScanCVE(t *testing.T) {
 		t.Errorf("entry %s %d %d %d %v", e.Name(), e.year, e.num, e.updated, e.band)
 	}
 	want := []cpeRef{
-		{vendor: "notepad-plus-plus", product: "notepad++", version: "8.5", vulnerable: true},
-		{vendor: "v", product: "p", version: "*", bounds: &cpeBounds{endExcluding: "2.0"}},
-		{vendor: `q"uote`, product: "p", version: "-"},
-		{vendor: "v", product: "p", version: "*", vulnerable: true, bounds: &cpeBounds{`11.5\(1\)`, `"a"`, "2", "3"}},
+		{vendor: "notepad-plus-plus", product: "notepad++", version: "8.5", vulnerable: true, anyUpdate: true},
+		{vendor: "v", product: "p", version: "*", bounds: &cpeBounds{endExcluding: "2.0"}, anyUpdate: true},
+		{vendor: `q"uote`, product: "p", version: "-", anyUpdate: true},
+		{vendor: "v", product: "p", version: "*", vulnerable: true, bounds: &cpeBounds{`11.5\(1\)`, `"a"`, "2", "3", ""}, anyUpdate: true},
+		{vendor: "linux", product: "linux_kernel", version: "6.8", vulnerable: true, bounds: &cpeBounds{update: "rc1"}},
+		{vendor: "apache", product: "log4j", version: "2.0", vulnerable: true},
+		{vendor: "v", product: "p", version: "1:2", vulnerable: true, bounds: &cpeBounds{update: `sp"1\`}},
+		{vendor: "v", product: "p", version: "3"},
 	}
 	if diff := cmp.Diff(want, e.cpes, cmp.AllowUnexported(cpeRef{}, cpeBounds{})); diff != "" {
 		t.Errorf("cpes (-want +got):\n%s", diff)
@@ -143,13 +153,79 @@ func FuzzScanCVE(f *testing.F) {
 			if got.bounds != nil {
 				b = *got.bounds
 			}
+			update, any := uriUpdate(p.URI)
 			if got.vendor != p.Vendor || got.product != p.Product || got.version != p.Version || got.vulnerable != p.Vulnerable ||
-				b != (cpeBounds{p.VersionStartIncluding, p.VersionStartExcluding, p.VersionEndIncluding, p.VersionEndExcluding}) ||
-				(got.bounds != nil) != (b != cpeBounds{}) {
+				b != (cpeBounds{p.VersionStartIncluding, p.VersionStartExcluding, p.VersionEndIncluding, p.VersionEndExcluding, update}) ||
+				got.anyUpdate != any || (got.bounds != nil) != (b != cpeBounds{}) {
 				t.Fatalf("cpe %d: %+v %+v, record has %+v", i, got, b, p)
 			}
 		}
 	})
+}
+
+// uriUpdate is cpeUpdate's rule read plainly, on the decoded URI: split
+// it at each colon no backslash escapes, take the 7th field and remove
+// CPE escaping; "*" is any, "-" and "" no update.
+func uriUpdate(uri string) (update string, any bool) {
+	var fields []string
+	var cur []byte
+	for i := 0; i < len(uri); i++ {
+		switch c := uri[i]; {
+		case c == '\\' && i+1 < len(uri):
+			cur = append(cur, c, uri[i+1])
+			i++
+		case c == ':':
+			fields, cur = append(fields, string(cur)), nil
+		default:
+			cur = append(cur, c)
+		}
+	}
+	fields = append(fields, string(cur))
+	if len(fields) < 7 {
+		return "", false
+	}
+	switch u := unescapeCPE(fields[6]); u {
+	case "*":
+		return "", true
+	case "-", "":
+		return "", false
+	default:
+		return u, false
+	}
+}
+
+// TestCPEUpdate checks cpeUpdate on URIs written with escapes, as JSON
+// writes them, against uriUpdate.
+func TestCPEUpdate(t *testing.T) {
+	for _, uri := range []string{
+		"cpe:2.3:a:apache:log4j:2.0:beta9:*:*:*:*:*:*",
+		"cpe:2.3:a:apache:log4j:2.0:*:*:*:*:*:*:*",
+		"cpe:2.3:a:apache:log4j:2.0:-:*:*:*:*:*:*",
+		"cpe:2.3:a:apache:log4j:2.0::*",
+		"cpe:2.3:a:apache:log4j:2.0:rc1",
+		"cpe:2.3:a:apache:log4j:2.0",
+		`cpe:2.3:a:cisco:ucm:11.5\(1\):su\:3:*`,
+		`cpe:2.3:a:v\:x:p:1:\*:*`,
+		`cpe:2.3:a:v:p:1:a\\:b`,
+		`cpe:2.3:a:v:p:1:"q"\"\<:b`,
+		"cpe:2.3:a:v:p:1:\u00e9t\u00e9:b",
+		`cpe:2.3:a:v:p:1:x\`,
+		"",
+	} {
+		body, err := json.Marshal(uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded string
+		if err := json.Unmarshal(body, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		wantUpdate, wantAny := uriUpdate(decoded)
+		gotUpdate, gotAny := cpeUpdate(body[1 : len(body)-1])
+		if gotUpdate != wantUpdate || gotAny != wantAny {
+			t.Errorf("%s: %q %v, want %q %v", body, gotUpdate, gotAny, wantUpdate, wantAny)
+		}
+	}
 }
 
 // TestValidStringBytes compares the word-at-a-time check with the
