@@ -82,3 +82,25 @@ func reversed(in []Report) []Report {
 	slices.Reverse(out)
 	return out
 }
+
+// FuzzReportOrder: the report order is a total order whatever the ids and
+// times (antisymmetric, and only equal reports compare equal), and
+// buildNumber never panics.
+func FuzzReportOrder(f *testing.F) {
+	f.Add("20261123T060000Z-10", "20261123T060000Z-9", "a", "a")
+	f.Add("x-", "x-0", "b", "a")
+	f.Add("-2", "-99999999999999999999", "", "")
+	f.Fuzz(func(t *testing.T, id1, id2, at1, at2 string) {
+		a, b := Report{ID: id1, CreatedAt: at1}, Report{ID: id2, CreatedAt: at2}
+		ab, ba := compareReports(&a, &b), compareReports(&b, &a)
+		if ab != -ba {
+			t.Fatalf("compare(%q, %q) = %d, reversed %d", id1, id2, ab, ba)
+		}
+		if ab == 0 && (id1 != id2 || at1 != at2) {
+			t.Fatalf("%+v and %+v compare equal", a, b)
+		}
+		if n := buildNumber(id1); n < 1 {
+			t.Fatalf("buildNumber(%q) = %d", id1, n)
+		}
+	})
+}

@@ -461,3 +461,36 @@ func TestReplaceDirChecksAgain(t *testing.T) {
 		t.Errorf("files changed (-before +after):\n%s", diff)
 	}
 }
+
+// FuzzCheckReplace: whatever manifest.json a directory holds, checkReplace
+// neither panics nor accepts a directory holding a file its manifest does
+// not list, and accepts nothing without a manifest of format
+// vulnd-snapshot.
+func FuzzCheckReplace(f *testing.F) {
+	f.Add([]byte(`{"format":"vulnd-snapshot","version":3,"files":{"cves":{"name":"cves.jsonl.zst"}}}`), "cves.jsonl.zst")
+	f.Add([]byte(`{"format":"vulnd-snapshot","files":{"x":{"name":"../x"}}}`), "x")
+	f.Add([]byte(`{"format":"other"}`), "a")
+	f.Add([]byte(`not json`), "manifest.json")
+	f.Fuzz(func(t *testing.T, manifest []byte, name string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ManifestName), manifest, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name != "" && name == filepath.Base(name) && name != "." && name != ".." && !strings.ContainsRune(name, 0) {
+			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+				t.Skip()
+			}
+		}
+		err := checkReplace(dir, false)
+		made, ok := snapshotFiles(dir)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if err == nil && (!ok || !made[e.Name()]) {
+				t.Fatalf("accepted %s holding %q (manifest %q)", dir, e.Name(), manifest)
+			}
+		}
+		if err != nil && checkReplace(dir, true) != nil {
+			t.Fatalf("force refused a directory: %v", err)
+		}
+	})
+}
