@@ -78,7 +78,9 @@ func parseTime(v string) (time.Time, bool) {
 }
 
 // cveList is /cve: every CVE, narrowed by cvss, cwe, vendor and product
-// (product needs vendor), then by the since filters.
+// (product needs vendor) or, with version, the product's CVEs covering
+// that version (version needs vendor and product), then by the since
+// filters.
 func cveList(c *call) ([]byte, error) {
 	raw := c.r.URL.RawQuery
 	b, err := parseBand(raw)
@@ -101,6 +103,18 @@ func cveList(c *call) ([]byte, error) {
 	if hasProduct && !hasVendor {
 		return nil, errProductNeedsVendor
 	}
+	version, hasVersion, err := queryValue(raw, "version")
+	if err != nil {
+		return nil, err
+	}
+	if hasVersion {
+		if !hasProduct {
+			return nil, errVersionNeedsProduct
+		}
+		if version == "" || len(version) > maxVersion {
+			return nil, errBadVersion
+		}
+	}
 	// A filter naming no CWE, vendor or product selects nothing. The
 	// vendor's (or product's) list is narrowed by the CWE and then the
 	// band CVE by CVE, which costs what the vendor's list costs; a CWE or
@@ -118,9 +132,12 @@ func cveList(c *call) ([]byte, error) {
 	if hasVendor {
 		var m index.List
 		ok := false
-		if hasProduct {
+		switch {
+		case hasVersion:
+			m, _, ok = c.ix.ProductCVEsAt(vendor, product, version)
+		case hasProduct:
 			m, _, ok = c.ix.ProductCVEs(vendor, product)
-		} else {
+		default:
 			m, ok = c.ix.VendorCVEs(vendor)
 		}
 		if !ok {
@@ -130,6 +147,9 @@ func cveList(c *call) ([]byte, error) {
 		c.keep("vendor", vendor)
 		if hasProduct {
 			c.keep("product", product)
+		}
+		if hasVersion {
+			c.keep("version", version)
 		}
 	}
 	var l index.List
@@ -153,6 +173,9 @@ func cweCVEs(c *call) ([]byte, error) {
 	if err := c.checkPage(); err != nil {
 		return nil, err
 	}
+	if err := refuseVersion(c); err != nil {
+		return nil, err
+	}
 	l, ok := c.ix.CWECVEs(c.param("name"))
 	if !ok {
 		return nil, errCWENotFound
@@ -164,6 +187,9 @@ func vendorCVEs(c *call) ([]byte, error) {
 	if err := c.checkPage(); err != nil {
 		return nil, err
 	}
+	if err := refuseVersion(c); err != nil {
+		return nil, err
+	}
 	l, ok := c.ix.VendorCVEs(c.param("vendor"))
 	if !ok {
 		return nil, errVendorNotFound
@@ -173,6 +199,27 @@ func vendorCVEs(c *call) ([]byte, error) {
 
 // maxVersion is the longest version parameter taken.
 const maxVersion = 256
+
+// The errors of the version parameter beside errBadVersion: it is taken
+// only by a product's CVE list and by /cve with vendor and product.
+var (
+	errVersionNeedsProduct = &apiError{http.StatusBadRequest, "version needs vendor and product"}
+	errVersionNotHere      = &apiError{http.StatusBadRequest, "version is taken only by /vendors/{vendor}/products/{product}/cve and by /cve with vendor and product"}
+)
+
+// refuseVersion answers a version parameter on a CVE list that has no
+// product to match it against (/cwe/{name}/cve, /vendors/{vendor}/cve):
+// a 400 rather than the whole list, which would read as "all affected".
+func refuseVersion(c *call) error {
+	_, ok, err := queryValue(c.r.URL.RawQuery, "version")
+	if err != nil {
+		return err
+	}
+	if ok {
+		return errVersionNotHere
+	}
+	return nil
+}
 
 // productCVEs is a product's CVE list; with version=, only the CVEs whose
 // vulnerable CPE matches cover that version.
