@@ -93,8 +93,8 @@ func TestRoundTrip(t *testing.T) {
 		{"/cwe/CWE-79/cve?page=x", 400, `{"message":"page must be a whole number from 1 to 1000000"}`},
 		// 4, 5: CVEs
 		{"/cve?cvss=HIGH&page=1", 200, ""},
-		{"/cve?cvss=bogus", 400, `{"message":"cvss must be low, medium or high"}`},
-		{"/cve?cvss=", 400, `{"message":"cvss must be low, medium or high"}`},
+		{"/cve?cvss=bogus", 400, `{"message":"cvss must be low, medium, high or critical"}`},
+		{"/cve?cvss=", 400, `{"message":"cvss must be low, medium, high or critical"}`},
 		{"/cve?page=0", 400, `{"message":"page must be a whole number from 1 to 1000000"}`},
 		{"/cve?page=-1", 400, ""},
 		{"/cve?page=", 400, ""},

@@ -119,4 +119,5 @@ func productErr(vendorOK bool) error {
 // /cve writes it.
 var bandParams = map[index.Band]string{
 	index.BandLow: "cvss=low&", index.BandMedium: "cvss=medium&", index.BandHigh: "cvss=high&",
+	index.BandCritical: "cvss=critical&",
 }

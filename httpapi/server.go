@@ -605,7 +605,7 @@ var (
 	errBadEscape          = &apiError{http.StatusBadRequest, "path is not valid percent-encoding"}
 	errBadQuery           = &apiError{http.StatusBadRequest, "query is not valid percent-encoding"}
 	errBadPage            = &apiError{http.StatusBadRequest, "page must be a whole number from 1 to 1000000"}
-	errBadCVSS            = &apiError{http.StatusBadRequest, "cvss must be low, medium or high"}
+	errBadCVSS            = &apiError{http.StatusBadRequest, "cvss must be low, medium, high or critical"}
 	errBadUpdatedSince    = &apiError{http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
 	errBadPublishedSince  = &apiError{http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
 	errBadFormat          = &apiError{http.StatusBadRequest, "format must be json or ndjson"}
@@ -697,6 +697,8 @@ func parseBand(rawQuery string) (index.Band, error) {
 		return index.BandMedium, nil
 	case equalFoldASCII(v, "high"):
 		return index.BandHigh, nil
+	case equalFoldASCII(v, "critical"):
+		return index.BandCritical, nil
 	}
 	return index.BandNone, errBadCVSS
 }

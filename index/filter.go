@@ -100,7 +100,7 @@ func (l List) InBand(b Band) List {
 	if ids, ok := l.positions(); ok {
 		var out []int32
 		for _, p := range ids {
-			if l.ix.bandAt[p] == b {
+			if at := l.ix.bandAt[p]; at == b || b == BandHigh && at == BandCritical {
 				out = append(out, p)
 			}
 		}

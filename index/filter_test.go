@@ -158,7 +158,7 @@ func TestInBand(t *testing.T) {
 	}
 	lists := []List{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false), ix.NoCVEs()}
 	for _, l := range lists {
-		for _, b := range []Band{BandLow, BandMedium, BandHigh} {
+		for _, b := range []Band{BandLow, BandMedium, BandHigh, BandCritical} {
 			want := positionsOf(l.And(ix.CVEs(b)))
 			got := positionsOf(l.InBand(b))
 			if !cmp.Equal(want, got) || len(want) == 0 && l.Len() > 100 {

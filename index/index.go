@@ -19,13 +19,15 @@ import (
 // Band is a CVSS severity band of GET /cve?cvss=.
 type Band int
 
-// The bands on cvss.score: low 0.1–3.9, medium 4.0–6.9, high 7.0–10.0. A
-// score of 0 (none known) is in no band.
+// The bands on cvss.score: low 0.1–3.9, medium 4.0–6.9, high 7.0–10.0,
+// critical 9.0–10.0. Critical is inside high: a CVE in BandCritical is in
+// BandHigh's list too. A score of 0 (none known) is in no band.
 const (
 	BandNone Band = iota // no filter: every CVE
 	BandLow
 	BandMedium
 	BandHigh
+	BandCritical
 )
 
 // Meta describes the snapshot an Index was built from.
@@ -56,8 +58,8 @@ type Index struct {
 	cveSummaries [][]byte         // CVE summaries in list order: body prefixes, closing brace left off
 	cveBodies    [][]byte         // full CVE bodies, same positions
 	cveByName    map[string]int32 // canonical name -> position
-	bands        [4][]int32       // BandNone is nil: the identity list
-	bandAt       []Band           // per position: the CVE's band
+	bands        [5][]int32       // BandNone is nil: the identity list
+	bandAt       []Band           // per position: the CVE's narrowest band (BandCritical, not BandHigh)
 	// cweAt[cweOff[p]:cweOff[p+1]] are the catalog positions of the
 	// CWEs the CVE at position p cites, for /cve?cwe= on a short list.
 	cweOff    []int32
@@ -327,6 +329,9 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		}
 		if e.band == BandNone {
 			ix.noCVSS++
+		}
+		if e.band == BandCritical {
+			ix.bands[BandHigh] = append(ix.bands[BandHigh], pos)
 		}
 		if e.band != BandNone {
 			ix.bands[e.band] = append(ix.bands[e.band], pos)
@@ -655,6 +660,8 @@ func bandOf(score float64) Band {
 	// Scores have one decimal; compare in tenths to avoid float edges.
 	t := int(score*10 + 0.5)
 	switch {
+	case t >= 90:
+		return BandCritical
 	case t >= 70:
 		return BandHigh
 	case t >= 40:

@@ -30,7 +30,7 @@ func TestHumanName(t *testing.T) {
 
 func TestBandOf(t *testing.T) {
 	for score, want := range map[float64]Band{
-		0: BandNone, 0.1: BandLow, 3.9: BandLow, 4.0: BandMedium, 6.9: BandMedium, 7.0: BandHigh, 10: BandHigh,
+		0: BandNone, 0.1: BandLow, 3.9: BandLow, 4.0: BandMedium, 6.9: BandMedium, 7.0: BandHigh, 8.9: BandHigh, 9.0: BandCritical, 9.8: BandCritical, 10: BandCritical,
 	} {
 		if got := bandOf(score); got != want {
 			t.Errorf("bandOf(%v) = %v, want %v", score, got, want)

@@ -243,8 +243,9 @@ const TimeLayout = index.TimeLayout
 
 func formatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
-// metricVersions lists NVD's metric arrays in the order the cvss fallback
-// prefers them after v2, with the version each stands for.
+// mapMetrics returns the cvss member (see the API decisions: score and
+// source from the newest metric, the v2-shaped fields from v2) and every
+// metric of the record, for change tracking.
 func mapMetrics(m *nvdMetrics) (index.CVSS, []index.Metric, error) {
 	groups := []struct {
 		version string
@@ -263,27 +264,22 @@ func mapMetrics(m *nvdMetrics) (index.CVSS, []index.Metric, error) {
 			all = append(all, index.Metric{Version: g.version, Source: x.Source, Type: x.Type, Score: *s})
 		}
 	}
+	// score and source: the newest metric (v4.0, v3.1, v3.0, then v2),
+	// Primary first within a version. NVD stopped scoring v2 in 2022, so
+	// v2 first would misplace most CVEs in the bands.
 	var out index.CVSS
-	if v2 := primaryFirst(m.V2); v2 != nil {
-		d := &v2.CVSSData
-		out = index.CVSS{
-			AccessComplexity:      d.AccessComplexity,
-			AccessVector:          d.AccessVector,
-			Authentication:        d.Authentication,
-			AvailabilityImpact:    d.AvailabilityImpact,
-			ConfidentialityImpact: d.ConfidentialityImpact,
-			IntegrityImpact:       d.IntegrityImpact,
-			Source:                strPtr(v2.Source),
-			Score:                 *d.BaseScore,
-		}
-		return out, all, nil
-	}
-	for _, g := range groups[1:] {
-		if best := primaryFirst(g.list); best != nil {
+	for _, list := range [][]nvdMetric{m.V40, m.V31, m.V30, m.V2} {
+		if best := primaryFirst(list); best != nil {
 			out.Source = strPtr(best.Source)
 			out.Score = *best.CVSSData.BaseScore
 			break
 		}
+	}
+	// The six v2-shaped fields: the v2 metric's, null without one.
+	if v2 := primaryFirst(m.V2); v2 != nil {
+		d := &v2.CVSSData
+		out.AccessComplexity, out.AccessVector, out.Authentication = d.AccessComplexity, d.AccessVector, d.Authentication
+		out.AvailabilityImpact, out.ConfidentialityImpact, out.IntegrityImpact = d.AvailabilityImpact, d.ConfidentialityImpact, d.IntegrityImpact
 	}
 	return out, all, nil
 }

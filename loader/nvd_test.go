@@ -233,9 +233,11 @@ func TestMapMetricsFallback(t *testing.T) {
 		source string
 		score  float64
 	}{
-		{"v2 primary wins over a secondary listed first", nvdMetrics{V2: []nvdMetric{m("cna", "Secondary", 5), m("nvd", "Primary", 7.5)}, V31: []nvdMetric{m("nvd", "Primary", 9.8)}}, "nvd", 7.5},
-		{"v3.1 before v3.0 and v4.0", nvdMetrics{V30: []nvdMetric{m("a", "Primary", 5)}, V31: []nvdMetric{m("b", "Secondary", 6)}, V40: []nvdMetric{m("c", "Primary", 7)}}, "b", 6},
-		{"v3.0 before v4.0", nvdMetrics{V30: []nvdMetric{m("a", "Secondary", 5)}, V40: []nvdMetric{m("c", "Primary", 7)}}, "a", 5},
+		{"v3.1 over v2; v2 Primary only for the v2 fields", nvdMetrics{V2: []nvdMetric{m("cna", "Secondary", 5), m("nvd", "Primary", 7.5)}, V31: []nvdMetric{m("nvd", "Primary", 9.8)}}, "nvd", 9.8},
+		{"v4.0 before v3.1 and v3.0", nvdMetrics{V30: []nvdMetric{m("a", "Primary", 5)}, V31: []nvdMetric{m("b", "Secondary", 6)}, V40: []nvdMetric{m("c", "Primary", 7)}}, "c", 7},
+		{"v3.1 before v3.0, a Secondary alone in its version", nvdMetrics{V30: []nvdMetric{m("a", "Primary", 5)}, V31: []nvdMetric{m("b", "Secondary", 6)}}, "b", 6},
+		{"v3.0 before v2", nvdMetrics{V2: []nvdMetric{m("nvd", "Primary", 9.3)}, V30: []nvdMetric{m("a", "Secondary", 5)}}, "a", 5},
+		{"v2 alone, Primary listed second", nvdMetrics{V2: []nvdMetric{m("cna", "Secondary", 5), m("nvd", "Primary", 7.5)}}, "nvd", 7.5},
 		{"v4.0 alone", nvdMetrics{V40: []nvdMetric{m("c", "Secondary", 6.9), m("d", "Primary", 8.7)}}, "d", 8.7},
 	} {
 		got, all, err := mapMetrics(&tc.in)
@@ -249,6 +251,19 @@ func TestMapMetricsFallback(t *testing.T) {
 		if len(all) != n {
 			t.Errorf("%s: %d metrics kept, want %d", tc.name, len(all), n)
 		}
+	}
+	// The six v2-shaped fields come from the v2 Primary even when a newer
+	// metric gives the score, and are null without a v2 metric.
+	v2 := m("nvd", "Primary", 7.5)
+	av := "NETWORK"
+	v2.CVSSData.AccessVector = &av
+	got, _, _ := mapMetrics(&nvdMetrics{V2: []nvdMetric{m("cna", "Secondary", 5), v2}, V31: []nvdMetric{m("nvd", "Primary", 9.8)}})
+	if got.AccessVector == nil || *got.AccessVector != "NETWORK" || got.Score != 9.8 {
+		t.Errorf("v2 fields beside a v3.1 score: %+v", got)
+	}
+	got, _, _ = mapMetrics(&nvdMetrics{V31: []nvdMetric{m("nvd", "Primary", 9.8)}})
+	if got.AccessVector != nil || got.AccessComplexity != nil || got.IntegrityImpact != nil {
+		t.Errorf("no v2 metric: v2 fields %+v, want null", got)
 	}
 	got, all, err := mapMetrics(&nvdMetrics{})
 	if err != nil || got != (index.CVSS{}) || len(all) != 0 {

@@ -82,7 +82,7 @@ func TestBadInputSweep(t *testing.T) {
 		badPath   = "path is not valid percent-encoding"
 		badQuery  = "query is not valid percent-encoding"
 		badPage   = "page must be a whole number from 1 to 1000000"
-		badCVSS   = "cvss must be low, medium or high"
+		badCVSS   = "cvss must be low, medium, high or critical"
 		noCVE     = "CVE not found"
 		noVendor  = "vendor not found"
 		noPath    = "endpoint not found"
@@ -187,7 +187,7 @@ func TestBadInputSweep(t *testing.T) {
 		{name: "page=007", target: "/vendors/v/cve?page=007", status: 200, msg: "[]"},
 		// cvss
 		{name: "cvss empty", target: "/cve?cvss=", status: 400, msg: badCVSS},
-		{name: "cvss=critical", target: "/cve?cvss=critical", status: 400, msg: badCVSS},
+		{name: "cvss=severe", target: "/cve?cvss=severe", status: 400, msg: badCVSS},
 		{name: "cvss=HIGHx", target: "/cve?cvss=HIGHx", status: 400, msg: badCVSS},
 		{name: "cvss=7", target: "/cve?cvss=7", status: 400, msg: badCVSS},
 		{name: "cvss=high,low", target: "/cve?cvss=high,low", status: 400, msg: badCVSS},
