@@ -58,15 +58,18 @@ func Build(opt BuildOptions) (Manifest, error) {
 		}
 		start = time.Now()
 	}
-	cwes, err := ReadCWECatalog(opt.CWECatalog)
+	// Each input is hashed for the manifest as it is read: it may be a
+	// pipe, which cannot be read twice.
+	cwes, cweInfo, err := readCWECatalog(opt.CWECatalog)
 	if err != nil {
 		return Manifest{}, err
 	}
 	stage("read CWE catalog", fmt.Sprintf("%d entries", len(cwes)))
-	cves, err := ReadFeeds(opt.Feeds)
+	cves, feedInfo, err := readFeeds(opt.Feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
+	inputs := append([]FileInfo{cweInfo}, feedInfo...)
 	stage("read feeds", fmt.Sprintf("%d CVEs from %d files", len(cves), len(opt.Feeds)))
 	ids := newIDTables()
 	var reports []index.Report
@@ -90,15 +93,6 @@ func Build(opt BuildOptions) (Manifest, error) {
 		stage("diff", fmt.Sprintf("%d alerts", len(alerts)))
 	}
 	reports = keepNewest(reports, opt.KeepReports)
-	inputs := make([]FileInfo, 0, len(opt.Feeds)+1)
-	for _, p := range append([]string{opt.CWECatalog}, opt.Feeds...) {
-		fi, err := hashFile(p)
-		if err != nil {
-			return Manifest{}, err
-		}
-		inputs = append(inputs, fi)
-	}
-	stage("hash inputs", "")
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
 	m, err := write(opt.Out, d, ids, opt.Time, inputs, opt.Force)
 	if err == nil {
@@ -150,17 +144,26 @@ func keepNewest(reports []index.Report, n int) []index.Report {
 // the one read later (a later file, or later in the same file). The result
 // is in no particular order and has no cpe_id assigned.
 func ReadFeeds(paths []string) ([]index.CVE, error) {
+	cves, _, err := readFeeds(paths)
+	return cves, err
+}
+
+// readFeeds is ReadFeeds, also returning each file's size and SHA-256.
+func readFeeds(paths []string) ([]index.CVE, []FileInfo, error) {
 	byID := map[string]*feedRecord{}
-	for _, p := range paths {
-		if err := readFeed(p, func(fr *feedRecord) error {
+	infos := make([]FileInfo, len(paths))
+	for i, p := range paths {
+		fi, err := readFeed(p, func(fr *feedRecord) error {
 			if old, ok := byID[fr.cve.Name]; ok && old.modified.After(fr.modified) {
 				return nil
 			}
 			byID[fr.cve.Name] = fr
 			return nil
-		}); err != nil {
-			return nil, err
+		})
+		if err != nil {
+			return nil, nil, err
 		}
+		infos[i] = fi
 	}
 	ids := make([]string, 0, len(byID))
 	for id := range byID {
@@ -171,14 +174,19 @@ func ReadFeeds(paths []string) ([]index.CVE, error) {
 	for i, id := range ids {
 		out[i] = byID[id].cve
 	}
-	return out, nil
+	return out, infos, nil
 }
 
-func readFeed(path string, emit func(*feedRecord) error) error {
+// readFeed decodes the feed file at path, passing each record to emit,
+// and returns the file's size and SHA-256.
+func readFeed(path string, emit func(*feedRecord) error) (FileInfo, error) {
 	rc, err := openInput(path)
 	if err != nil {
-		return err
+		return FileInfo{}, err
 	}
 	defer rc.Close()
-	return decodeFeed(rc, path, emit)
+	if err := decodeFeed(rc, path, emit); err != nil {
+		return FileInfo{}, err
+	}
+	return rc.Sum()
 }

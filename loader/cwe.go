@@ -18,12 +18,24 @@ import (
 // included, in catalog order. The document is streamed, never held in
 // memory whole. Errors read "loader: cwe catalog PATH: CWE-N: problem".
 func ReadCWECatalog(path string) ([]index.CWE, error) {
+	cwes, _, err := readCWECatalog(path)
+	return cwes, err
+}
+
+// readCWECatalog is ReadCWECatalog, also returning the file's size and
+// SHA-256.
+func readCWECatalog(path string) ([]index.CWE, FileInfo, error) {
 	rc, err := openInput(path)
 	if err != nil {
-		return nil, err
+		return nil, FileInfo{}, err
 	}
 	defer rc.Close()
-	return decodeCWEStream(rc, "cwe catalog "+path)
+	cwes, err := decodeCWEStream(rc, "cwe catalog "+path)
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	fi, err := rc.Sum()
+	return cwes, fi, err
 }
 
 // decodeCWECatalog decodes a CWE catalog XML document from r; see

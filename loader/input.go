@@ -3,10 +3,14 @@ package loader
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zip"
@@ -35,50 +39,71 @@ var (
 // streamed. Closing the result closes the decompressor and the file. Open
 // errors read "loader: open PATH: ...", read errors other than io.EOF
 // "loader: read PATH: ...".
-func openInput(path string) (io.ReadCloser, error) {
+func openInput(path string) (*inputReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		// *os.PathError already reads "open PATH: ...".
 		return nil, fmt.Errorf("loader: %w", err)
 	}
-	rc, err := decompressInput(path, f)
+	raw := &hashingReader{f: f, h: sha256.New()}
+	rc, random, err := decompressInput(path, f, raw)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &inputReader{path: path, r: rc, closers: []io.Closer{rc, f}}, nil
+	return &inputReader{path: path, r: rc, raw: raw, random: random, closers: []io.Closer{rc, f}}, nil
 }
 
-// decompressInput sniffs f and returns a reader of its decompressed content.
-// Closing the reader does not close f.
-func decompressInput(path string, f *os.File) (io.ReadCloser, error) {
+// hashingReader reads f, counting and hashing what it reads, so that an
+// input is hashed in the one pass that decodes it: a second open would
+// block for ever on a pipe (vulnd build ... <(zcat feed.gz)).
+type hashingReader struct {
+	f *os.File
+	h hash.Hash
+	n int64
+}
+
+func (r *hashingReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	return n, err
+}
+
+// decompressInput sniffs the file f through raw (which reads f) and
+// returns a reader of its decompressed content, and whether that reads f
+// at random (a zip archive) rather than through raw. Closing the reader
+// does not close f.
+func decompressInput(path string, f *os.File, raw io.Reader) (rc io.ReadCloser, random bool, err error) {
 	openErr := func(err error) error {
 		return fmt.Errorf("loader: open %s: %w", path, err)
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(raw, 64<<10)
 	head, err := br.Peek(len(inputMagicZip))
 	if err != nil && err != io.EOF {
-		return nil, &inputError{path: path, err: err}
+		return nil, false, &inputError{path: path, err: err}
 	}
 	switch {
 	case bytes.HasPrefix(head, inputMagicGzip):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, openErr(err)
+			return nil, false, openErr(err)
 		}
-		return zr, nil
+		return zr, false, nil
 	case bytes.HasPrefix(head, inputMagicZstd):
 		zr, err := zstd.NewReader(br,
 			zstd.WithDecoderMaxMemory(inputZstdMaxMemory),
 			zstd.WithDecoderConcurrency(1))
 		if err != nil {
-			return nil, openErr(err)
+			return nil, false, openErr(err)
 		}
-		return zr.IOReadCloser(), nil
+		return zr.IOReadCloser(), false, nil
 	case bytes.HasPrefix(head, inputMagicZip), bytes.HasPrefix(head, inputMagicZipEmpty):
-		return openZipEntry(f, openErr)
+		// Read at random through f itself; Sum hashes it afterwards.
+		rc, err := openZipEntry(f, openErr)
+		return rc, true, err
 	default:
-		return io.NopCloser(br), nil
+		return io.NopCloser(br), false, nil
 	}
 }
 
@@ -122,6 +147,8 @@ func openZipEntry(f *os.File, openErr func(error) error) (io.ReadCloser, error) 
 type inputReader struct {
 	path    string
 	r       io.Reader
+	raw     *hashingReader
+	random  bool        // r reads the file at random, not through raw
 	closers []io.Closer // innermost first
 	closed  bool
 }
@@ -169,6 +196,23 @@ type readError struct{ err error }
 func (e *readError) Error() string { return "read: " + e.err.Error() }
 
 func (e *readError) Unwrap() error { return e.err }
+
+// Sum returns the input file's size and SHA-256, for the manifest: what
+// the decoder left unread is read to the end first. A zip archive (read
+// at random, so never a pipe) is hashed from its start.
+func (r *inputReader) Sum() (FileInfo, error) {
+	raw := r.raw
+	if r.random {
+		raw = &hashingReader{f: raw.f, h: sha256.New()}
+		if _, err := raw.f.Seek(0, io.SeekStart); err != nil {
+			return FileInfo{}, &inputError{path: r.path, err: err}
+		}
+	}
+	if _, err := io.Copy(io.Discard, raw); err != nil {
+		return FileInfo{}, &inputError{path: r.path, err: err}
+	}
+	return FileInfo{Name: filepath.Base(r.path), Size: raw.n, SHA256: hex.EncodeToString(raw.h.Sum(nil))}, nil
+}
 
 func (r *inputReader) Close() error {
 	if r.closed {

@@ -2,13 +2,18 @@ package loader
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zip"
 	"github.com/klauspost/compress/zstd"
@@ -315,5 +320,105 @@ func TestOpenInputCloseTwice(t *testing.T) {
 		if err := rc.Close(); err != nil {
 			t.Errorf("%s: second Close: %v", name, err)
 		}
+	}
+}
+
+// TestOpenInputSum: the size and SHA-256 an input reports are those of
+// the file's bytes, whatever the format and however much of it the
+// decoder read (gzip can stop before trailing bytes; zip reads at random).
+func TestOpenInputSum(t *testing.T) {
+	content := []byte(inputContent)
+	for _, tt := range []struct {
+		name string
+		data []byte
+		read int // decompressed bytes read before Sum; -1: all
+	}{
+		{"plain.json", content, -1},
+		{"plain-unread.json", content, 0},
+		{"gzip.gz", inputGzip(t, content), -1},
+		{"gzip-one-byte.gz", inputGzip(t, content), 1},
+		{"zstd.zst", inputZstd(t, content), 5},
+		{"one.zip", inputZip(t, inputZipEntry{"a.json", content}), -1},
+		{"one-unread.zip", inputZip(t, inputZipEntry{"a.json", content}), 0},
+		{"large-plain.json", bytes.Repeat(content, 20000), 70000},
+		{"empty.json", nil, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeInputFile(t, tt.name, tt.data)
+			rc, err := openInput(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			if tt.read < 0 {
+				_, err = io.ReadAll(rc)
+			} else {
+				_, err = io.ReadFull(rc, make([]byte, tt.read))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := rc.Sum()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(tt.data)
+			want := FileInfo{Name: tt.name, Size: int64(len(tt.data)), SHA256: hex.EncodeToString(sum[:])}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("Sum() (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestBuildFromPipe: a feed given as a pipe (vulnd build ... <(zcat f))
+// is read once, and the manifest still holds its size and SHA-256. A
+// build that opened its inputs a second time to hash them blocked for
+// ever here.
+func TestBuildFromPipe(t *testing.T) {
+	dir := t.TempDir()
+	cwe, feedFile := smallInputs(t, dir)
+	data, err := os.ReadFile(feedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "feed.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		w.Write(inputGzip(t, data))
+		w.Close()
+	}()
+	done := make(chan error, 1)
+	var m Manifest
+	go func() {
+		var err error
+		m, err = Build(BuildOptions{CWECatalog: cwe, Feeds: []string{fifo}, Out: filepath.Join(dir, "out"), Time: buildTime})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("build from a pipe still running after 30 s")
+	}
+	gz := inputGzip(t, data)
+	sum := sha256.Sum256(gz)
+	want := FileInfo{Name: "feed.fifo", Size: int64(len(gz)), SHA256: hex.EncodeToString(sum[:])}
+	if len(m.Inputs) != 2 {
+		t.Fatalf("manifest inputs %+v, want the catalog and the pipe", m.Inputs)
+	}
+	if d := cmp.Diff(want, m.Inputs[1]); d != "" {
+		t.Errorf("the pipe's input (-want +got):\n%s", d)
+	}
+	if m.Counts.CVEs != 1 {
+		t.Errorf("counts %+v, want 1 CVE", m.Counts)
 	}
 }

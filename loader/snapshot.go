@@ -602,19 +602,3 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
-
-// hashFile returns the size and SHA-256 of a file, for the manifest's
-// list of inputs.
-func hashFile(path string) (FileInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return FileInfo{}, fmt.Errorf("loader: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return FileInfo{}, fmt.Errorf("loader: read %s: %w", path, err)
-	}
-	return FileInfo{Name: filepath.Base(path), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}

@@ -30,7 +30,7 @@ func IsFeed(path string) (bool, error) {
 		return false, fmt.Errorf("loader: %w", err)
 	}
 	defer f.Close()
-	rc, err := decompressInput(path, f)
+	rc, _, err := decompressInput(path, f, f)
 	if err != nil {
 		var ie *inputError
 		if errors.As(err, &ie) {
