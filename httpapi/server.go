@@ -58,9 +58,12 @@ type Server struct {
 	cacheControl []string
 	draining     func() bool
 	router       *httprouter.Router
-	static       map[string]staticRoute // routes without parameters
-	snap         atomic.Pointer[snapHeaders]
-	zcache       atomic.Pointer[zcache]
+	// static holds the routes without parameters, matched by a map
+	// lookup before the router, which cannot hold /cve/batch beside
+	// /cve/:name.
+	static map[string]httprouter.Handle
+	snap   atomic.Pointer[snapHeaders]
+	zcache atomic.Pointer[zcache]
 }
 
 // New returns a Server that reads the live index from current once per
@@ -87,18 +90,11 @@ func New(current func() *index.Index, opt Options) *Server {
 	s.router.RedirectFixedPath = false
 	s.router.HandleMethodNotAllowed = false
 	s.router.HandleOPTIONS = false
-	s.static = map[string]staticRoute{}
+	s.static = map[string]httprouter.Handle{}
 	for _, rt := range routes {
 		s.handle(rt.path, rt.h, rt.post)
 	}
 	return s
-}
-
-// staticRoute is a route without parameters: matched by a map lookup
-// before the router, which cannot hold /cve/batch beside /cve/:name.
-type staticRoute struct {
-	h    httprouter.Handle
-	post bool
 }
 
 // handle routes GET (and so HEAD) requests for path to h through serve,
@@ -109,10 +105,21 @@ func (s *Server) handle(path string, h handler, post bool) {
 		rm = s.metrics.route(path)
 	}
 	handle := func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && (r.Method != http.MethodPost || !post) {
+			// Counted under this route: the path is one of ours.
+			if post {
+				w.Header()["Allow"] = allowPostHeader
+				s.refuseAt(w, r, errMethodPost, rm)
+			} else {
+				w.Header()["Allow"] = allowHeader
+				s.refuseAt(w, r, errMethod, rm)
+			}
+			return
+		}
 		s.serve(w, r, ps, h, rm)
 	}
 	if !strings.ContainsAny(path, ":*") {
-		s.static[path] = staticRoute{handle, post}
+		s.static[path] = handle
 		return
 	}
 	s.router.GET(path, handle)
@@ -216,37 +223,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var (
-		h    httprouter.Handle
-		ps   httprouter.Params
-		post bool
+		h  httprouter.Handle
+		ps httprouter.Params
 	)
 	if st, ok := s.static[path]; ok {
-		h, post = st.h, st.post
+		h = st
 	} else if h, ps, _ = s.router.Lookup(http.MethodGet, path); h == nil {
 		s.refuse(w, r, errNoEndpoint)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && (r.Method != http.MethodPost || !post) {
-		if post {
-			w.Header()["Allow"] = allowPostHeader
-			s.refuse(w, r, errMethodPost)
-		} else {
-			w.Header()["Allow"] = allowHeader
-			s.refuse(w, r, errMethod)
-		}
-		return
-	}
+	// h answers a method it does not serve with 405.
 	h(w, r, ps)
 }
 
-// refuse answers a request that reached no handler with err.
+// refuse answers a request that reached no route with err.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	s.refuseAt(w, r, err, s.noRoute)
+}
+
+// refuseAt answers a request with err, counted under rm.
+func (s *Server) refuseAt(w http.ResponseWriter, r *http.Request, err error, rm *routeMetrics) {
 	start := s.now()
 	if ix := s.index(); ix != nil {
 		w.Header()["X-Snapshot-Id"] = s.snapHeaders(ix).id
 	}
 	status, n := writeError(w, r, err)
-	s.finish(r, s.noRoute, status, n, start)
+	s.finish(r, rm, status, n, start)
 }
 
 var (
