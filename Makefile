@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fuzz demo sample refresh clean
+.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fuzz demo sample refresh reload clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -72,22 +72,43 @@ demo: build
 sample: build
 	$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o /tmp/vulnd-sample $(SHARED)/nvd/nvdcve-2.0-sample.json.gz
 
-# The daily refresh: builds $(SNAP).next from every feed in $(FEEDS) with
-# $(SNAP) as the previous snapshot, validates it, moves it into place
-# (the old one is kept as $(SNAP).prev) and sends SIGHUP to every running
-# vulnd. Example:
-#   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current
+# The daily refresh: builds $(SNAP).next from the NVD feeds in $(FEEDS),
+# found by content (`vulnd feeds $(FEEDS)` lists them: any name, plain,
+# gzip, zstd or zip, the modified and recent feeds last; other files are
+# named as skipped), with $(SNAP) as the previous snapshot, validates it,
+# moves it into place (the old one is kept as $(SNAP).prev), then reloads
+# the servers named by PIDFILE or UNIT (see reload). Examples:
+#   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current UNIT=vulnd
+#   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current PIDFILE=/run/vulnd.pid
 refresh: build
-	@test -n "$(FEEDS)" -a -n "$(CWE)" -a -n "$(SNAP)" || { echo "usage: make refresh FEEDS=DIR CWE=FILE SNAP=DIR" >&2; exit 2; }
-	@feeds=$$(ls $(FEEDS)/nvdcve-2.0-[0-9]*.json* 2>/dev/null; ls $(FEEDS)/nvdcve-2.0-modified.json* $(FEEDS)/nvdcve-2.0-recent.json* 2>/dev/null); \
-	  test -n "$$feeds" || { echo "refresh: no nvdcve-2.0-*.json* in $(FEEDS)" >&2; exit 1; }; \
+	@test -n "$(FEEDS)" -a -n "$(CWE)" -a -n "$(SNAP)" || { echo "usage: make refresh FEEDS=DIR CWE=FILE SNAP=DIR [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }
+	@feeds=$$($(BIN) feeds $(FEEDS)) || exit 1; \
 	  prev=; test -d "$(SNAP)" && prev="-previous $(SNAP)"; \
+	  echo "$(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev" $$feeds; \
 	  $(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev $$feeds
 	$(BIN) validate $(SNAP).next
 	rm -rf $(SNAP).prev
 	if [ -d $(SNAP) ]; then mv $(SNAP) $(SNAP).prev; fi
 	mv $(SNAP).next $(SNAP)
-	-pkill -HUP -x vulnd || true
+	@$(MAKE) --no-print-directory reload PIDFILE="$(PIDFILE)" UNIT="$(UNIT)"
+
+# Asks the given servers to load their snapshot again (SIGHUP), and no
+# other process: the vulnd whose pid is in each file of PIDFILE (serve
+# -pidfile writes one), and/or the systemd unit UNIT (systemctl reload,
+# which sends SIGHUP to its main process). With neither it signals nobody
+# and says so. Never `pkill -HUP vulnd`: that also hits builds and every
+# other deployment on the host.
+reload:
+	@for f in $(PIDFILE); do \
+	  pid=$$(cat "$$f" 2>/dev/null); \
+	  case "$$pid" in ''|*[!0-9]*) echo "reload: $$f holds no pid; is serve running with -pidfile $$f?" >&2; exit 1;; esac; \
+	  kill -0 "$$pid" 2>/dev/null || { echo "reload: $$f: no process $$pid (a stale pid file?)" >&2; exit 1; }; \
+	  comm=$$(cat /proc/$$pid/comm 2>/dev/null || echo vulnd); \
+	  if [ "$$comm" != vulnd ]; then echo "reload: $$f: process $$pid is $$comm, not vulnd (a stale pid file?); not signalled" >&2; exit 1; fi; \
+	  echo "kill -HUP $$pid   # $$f"; kill -HUP "$$pid" || exit 1; \
+	done
+	@if [ -n "$(UNIT)" ]; then echo "systemctl reload $(UNIT)"; systemctl reload "$(UNIT)"; fi
+	@if [ -z "$(strip $(PIDFILE)$(UNIT))" ]; then echo "reload: no PIDFILE or UNIT given: signalled no server; they keep the old snapshot until reloaded" >&2; fi
 
 clean:
 	rm -rf bin

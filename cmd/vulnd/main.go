@@ -1,12 +1,16 @@
 // Command vulnd builds, checks and serves vulnd snapshots.
 //
-//	vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] FEED...
-//	vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N] [-drain-wait D] ...
+//	vulnd build -cwe CWE_CATALOG -o OUT_DIR [flags] FEED...
+//	vulnd serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]
 //	vulnd validate DIR
+//	vulnd feeds DIR...
 //	vulnd version
+//	vulnd help [COMMAND]
 //
 // serve reloads the snapshot directory on SIGHUP (keeping the old one if
 // the new one does not load) and drains and exits 0 on SIGTERM or SIGINT.
+// build, validate and feeds ignore SIGHUP, so a reload meant for servers
+// does not kill them.
 package main
 
 import (
@@ -15,7 +19,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vulnd/vulnd/loader"
@@ -25,56 +32,111 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage:
-  vulnd build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [-keep-reports N] FEED...
-  vulnd serve -snapshot DIR -addr HOST:PORT [-admin-addr HOST:PORT] [-page-size N]
-              [-drain-wait D] [-drain-timeout D] [-log-format text|json] [-access-log] [-cache-control V]
+// usage is what vulnd, vulnd help and vulnd -h print.
+const usage = `vulnd serves NVD's CVE records and MITRE's CWE catalog as a read-only
+HTTP/JSON API, from a snapshot directory that vulnd build makes.
+
+Usage:
+  vulnd build -cwe CWE_CATALOG -o OUT_DIR [flags] FEED...
+  vulnd serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]
   vulnd validate DIR
+  vulnd feeds DIR...
   vulnd version
+  vulnd help [COMMAND]
+
+Commands:
+  build     build a snapshot directory from NVD feed files and the CWE catalog
+  serve     serve a snapshot; SIGHUP loads it again, SIGTERM drains and exits
+  validate  check a snapshot without serving it; exit 0 if it would load
+  feeds     list the NVD feed files in directories, in the order build wants
+  version   print what this binary was built from (also: vulnd --version)
+  help      print this, or with COMMAND, that command's arguments and flags
+
+"vulnd help COMMAND" or "vulnd COMMAND -h" describes one command.
 `
 
-// run executes one command line and returns the exit status.
+// commands are the commands by name.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"build":    cmdBuild,
+	"serve":    cmdServe,
+	"validate": cmdValidate,
+	"feeds":    cmdFeeds,
+	"version":  cmdVersion,
+}
+
+// run executes one command line and returns the exit status: 0 on
+// success (help included), 1 when the command failed, 2 for a bad command
+// line. Failures and bad command lines are one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	var err error
-	switch args[0] {
-	case "build":
-		err = cmdBuild(args[1:], stdout, stderr)
-	case "serve":
-		err = cmdServe(args[1:], stderr)
-	case "validate":
-		err = cmdValidate(args[1:], stdout, stderr)
-	case "version":
-		err = cmdVersion(args[1:], stdout)
-	case "help", "-h", "-help", "--help":
+		// A person who types just "vulnd" wants to know what it does.
 		fmt.Fprint(stdout, usage)
 		return 0
-	default:
-		fmt.Fprintf(stderr, "vulnd: unknown command %q\n%s", args[0], usage)
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		return runHelp(rest, stdout, stderr)
+	case "-version", "--version":
+		name = "version"
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "vulnd: unknown command %q; vulnd help lists the commands\n", name)
 		return 2
 	}
+	if name != "serve" {
+		// make refresh, or a careless "pkill -HUP vulnd", must not kill a
+		// build or a check: only serve acts on SIGHUP.
+		signal.Ignore(syscall.SIGHUP)
+	}
+	err := cmd(rest, stdout, stderr)
 	var ue usageError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelpShown):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "vulnd %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "vulnd %s: %v; see vulnd help %s\n", name, err, name)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "vulnd %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "vulnd %s: %s\n", name, errorLine(err))
 		return 1
 	}
+}
+
+// errorLine is err's message for the command line. The loader's errors
+// start "loader: ", which the line's "vulnd COMMAND: " replaces.
+func errorLine(err error) string {
+	return strings.Replace(err.Error(), "loader: ", "", 1)
+}
+
+// runHelp is vulnd help [COMMAND].
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "vulnd help: unexpected argument %q; vulnd help takes one command name\n", args[1])
+		return 2
+	}
+	if _, ok := commands[args[0]]; !ok {
+		fmt.Fprintf(stderr, "vulnd help: unknown command %q; vulnd help lists the commands\n", args[0])
+		return 2
+	}
+	return run([]string{args[0], "-h"}, stdout, stderr)
 }
 
 // cmdVersion prints what the binary was built from: module version, VCS
 // revision and time (with "+dirty" for uncommitted changes) and Go
 // version, all from the build info the Go toolchain embeds.
-func cmdVersion(args []string, stdout io.Writer) error {
-	if len(args) > 0 {
-		return usageError{fmt.Errorf("takes no arguments, got %q", args)}
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, "", 0, 0); err != nil {
+		return err
 	}
 	fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
 	return nil
@@ -106,31 +168,143 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 // usageError is a bad command line (exit 2) rather than a failure (exit 1).
 type usageError struct{ error }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// errHelpShown is returned by parseFlags once it printed the command's
+// help for -h: exit 0.
+var errHelpShown = errors.New("help shown")
+
+// help is what vulnd help COMMAND prints around the command's flags.
+type help struct {
+	usage string      // the command line, after "vulnd "
+	about string      // what the command does
+	args  [][2]string // each argument and what it is
+}
+
+var helps = map[string]help{
+	"build": {
+		usage: "build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [flags] FEED...",
+		about: `Reads NVD CVE API 2.0 feed files and MITRE's CWE catalog and writes the
+snapshot directory OUT_DIR, atomically: a failed build leaves no
+half-written OUT_DIR. With -previous, compares with the snapshot in
+PREV_DIR, keeps its reports and adds one for what changed. Flags go
+before the feed files. Prints the counts on stdout and each stage's time
+on stderr; on failure, one line naming the file and the problem.`,
+		args: [][2]string{
+			{"FEED...", "NVD CVE API 2.0 feed files, one or more: plain JSON, gzip, zstd, or a\nzip holding one JSON; the format is found from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order)."},
+		},
+	},
+	"serve": {
+		usage: "serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]",
+		about: `Loads the snapshot in DIR, then serves the API on -addr; the API port
+answers only once the snapshot is loaded. The admin listener (-admin-addr)
+serves /healthz, /readyz and /metrics. SIGHUP loads DIR again and swaps
+it in; if it does not load, the error is logged and the old snapshot
+keeps serving. SIGTERM or SIGINT: /readyz turns 503, serving goes on for
+-drain-wait, then the listeners close, in-flight requests finish (up to
+-drain-timeout) and vulnd exits 0. A first load that fails exits 1.`,
+	},
+	"validate": {
+		usage: "validate DIR",
+		about: `Checks the snapshot in DIR (format version, checksums, decodability,
+internal consistency) without serving it. Exit 0, with its counts on
+stdout, if serve would load it; otherwise 1, with one line saying why.`,
+		args: [][2]string{{"DIR", "a snapshot directory, as vulnd build -o writes"}},
+	},
+	"feeds": {
+		usage: "feeds DIR...",
+		about: `Prints the NVD CVE API 2.0 feed files directly in each DIR, one path a
+line, found by content (gzip, zstd, zip or plain JSON holding an NVD CVE
+feed object), not by name: by name, then those whose name holds
+"modified", then "recent", the order vulnd build should read them in.
+Other files are named on stderr as skipped. Exit 1 if a DIR holds none.`,
+		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
+	},
+	"version": {
+		usage: "version",
+		about: `Prints the module version, VCS revision and time, and Go version this
+binary was built from, on one line. vulnd --version does the same.`,
+	},
+}
+
+// newFlagSet returns a FlagSet that prints nothing itself: parseFlags and
+// run say what went wrong, in one line.
+func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return usageError{errors.New("help requested")}
-		}
+// parseFlags parses args into fs. -h or -help prints the command's help on
+// stdout and returns errHelpShown; a bad flag is a usageError.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printHelp(stdout, fs)
+		return errHelpShown
+	case err != nil:
 		return usageError{err}
 	}
 	return nil
 }
 
+// printHelp prints fs's command's help: usage, what it does, its
+// arguments and every flag with its default.
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	h := helps[fs.Name()]
+	fmt.Fprintf(w, "Usage: vulnd %s\n\n%s\n", h.usage, h.about)
+	if len(h.args) > 0 {
+		fmt.Fprintf(w, "\nArguments:\n")
+		for _, a := range h.args {
+			fmt.Fprintf(w, "  %s\n    \t%s\n", a[0], strings.ReplaceAll(a[1], "\n", "\n    \t"))
+		}
+	}
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		fmt.Fprintf(w, "\nFlags: none\n")
+		return
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// checkArgs checks fs's arguments after the flags: at least min and at
+// most max (-1: no limit). what names them in messages ("DIR"). A flag
+// after them (which the flag package leaves unparsed) is refused too.
+func checkArgs(fs *flag.FlagSet, what string, min, max int) error {
+	for _, a := range fs.Args() {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (fs.Lookup(name) != nil || name == "h" || name == "help") {
+			if what == "" {
+				what = "the arguments"
+			}
+			return usageError{fmt.Errorf("flag %s after %s: flags go first", a, what)}
+		}
+	}
+	switch {
+	case fs.NArg() < min:
+		return usageError{fmt.Errorf("no %s given", what)}
+	case max >= 0 && fs.NArg() > max:
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(max))}
+	}
+	return nil
+}
+
 func cmdBuild(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("build", stderr)
-	cwe := fs.String("cwe", "", "MITRE CWE catalog (cwec_v*.xml or .xml.zip)")
-	out := fs.String("o", "", "snapshot directory to write")
-	prev := fs.String("previous", "", "previous snapshot directory to compare with")
-	at := fs.String("time", "", "build time, RFC 3339 (default: now)")
+	fs := newFlagSet("build")
+	cwe := fs.String("cwe", "", "MITRE's CWE catalog, `CWE_CATALOG`: cwec_v*.xml or the .xml.zip MITRE ships (required)")
+	out := fs.String("o", "", "snapshot directory to write, `OUT_DIR` (required)")
+	prev := fs.String("previous", "", "previous snapshot directory, `PREV_DIR`, to compare with and keep the reports of")
+	at := fs.String("time", "", "build time of the new report, `RFC3339` (default: now)")
 	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep, newest first")
 	force := fs.Bool("force", false, "replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, "FEED...", 0, -1); err != nil {
 		return err
 	}
 	switch {
@@ -168,12 +342,12 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdValidate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("validate", stderr)
-	if err := parseFlags(fs, args); err != nil {
+	fs := newFlagSet("validate")
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageError{errors.New("want exactly one snapshot directory")}
+	if err := checkArgs(fs, "DIR", 1, 1); err != nil {
+		return err
 	}
 	m, err := loader.Validate(fs.Arg(0))
 	if err != nil {
@@ -181,5 +355,31 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok: format %d, built %s, %d CVEs, %d CWEs, %d vendors, %d products, %d reports\n",
 		fs.Arg(0), m.Version, m.BuiltAt, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports)
+	return nil
+}
+
+func cmdFeeds(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("feeds")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, "DIR", 1, -1); err != nil {
+		return err
+	}
+	for _, dir := range fs.Args() {
+		feeds, skipped, err := loader.FeedFiles(dir)
+		if err != nil {
+			return err
+		}
+		for _, p := range skipped {
+			fmt.Fprintf(stderr, "vulnd feeds: skipped %s: not an NVD CVE feed\n", p)
+		}
+		if len(feeds) == 0 {
+			return fmt.Errorf("no NVD CVE feed files in %s", dir)
+		}
+		for _, p := range feeds {
+			fmt.Fprintln(stdout, p)
+		}
+	}
 	return nil
 }

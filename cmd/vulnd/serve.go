@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -40,6 +42,8 @@ type Main struct {
 	CacheControl string
 	// OnReload, if set, is called after every load attempt with its error.
 	OnReload func(error)
+	// Pprof serves net/http/pprof on the admin listener.
+	Pprof bool
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are
 	// http.Server's limits on every listener; when 0, 5 s, 10 s, 30 s and
 	// 120 s.
@@ -57,19 +61,27 @@ type Main struct {
 	adminLn  net.Listener
 }
 
-func cmdServe(args []string, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
+func cmdServe(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve")
 	m := &Main{}
-	fs.StringVar(&m.Snapshot, "snapshot", "", "snapshot directory to serve")
-	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "API listen address")
-	fs.StringVar(&m.AdminAddr, "admin-addr", "", "admin listen address (/healthz, /readyz, /metrics); off when empty")
+	fs.StringVar(&m.Snapshot, "snapshot", "", "snapshot directory to serve, `DIR` (required)")
+	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "API listen address, `HOST:PORT`")
+	fs.StringVar(&m.AdminAddr, "admin-addr", "", "admin listen address, `HOST:PORT` (/healthz, /readyz, /metrics); off when empty; not -addr's")
 	fs.IntVar(&m.PageSize, "page-size", httpapi.DefaultPageSize, "items per page of every paged list")
 	fs.DurationVar(&m.DrainWait, "drain-wait", 5*time.Second, "how long SIGTERM keeps serving with /readyz at 503 before closing the listeners")
 	fs.DurationVar(&m.DrainTimeout, "drain-timeout", 30*time.Second, "how long SIGTERM then waits for in-flight requests")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logFormat := fs.String("log-format", "text", "log `format`: text or json")
 	fs.BoolVar(&m.AccessLog, "access-log", false, "log one line per API request")
 	fs.StringVar(&m.CacheControl, "cache-control", "public, max-age=60", "Cache-Control header of every API answer that has an ETag; none when empty")
-	if err := parseFlags(fs, args); err != nil {
+	pidFile := fs.String("pidfile", "", "write the process id to `PATH` once started (atomically), remove it on a clean exit; refuse to start if it names another running vulnd")
+	fs.BoolVar(&m.Pprof, "pprof", false, "serve net/http/pprof under /debug/pprof/ on the admin listener (needs -admin-addr)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 && m.Snapshot == "" && !strings.HasPrefix(fs.Arg(0), "-") {
+		return usageError{fmt.Errorf("unexpected argument %q: the snapshot is -snapshot DIR", fs.Arg(0))}
+	}
+	if err := checkArgs(fs, "", 0, 0); err != nil {
 		return err
 	}
 	switch *logFormat {
@@ -89,15 +101,72 @@ func cmdServe(args []string, stderr io.Writer) error {
 	if m.PageSize < 1 {
 		return usageError{errors.New("-page-size must be at least 1")}
 	}
+	if m.Pprof && m.AdminAddr == "" {
+		return usageError{errors.New("-pprof needs -admin-addr: profiles are served on the admin listener only")}
+	}
+	if err := checkAddrs(m.Addr, m.AdminAddr); err != nil {
+		return usageError{err}
+	}
 	// Catch signals before the (possibly long) load, so an early SIGHUP
 	// does not kill the process.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
+	if *pidFile != "" {
+		// Written before the load, so that a reload sent while it runs
+		// reaches this process (it is caught above).
+		if err := writePidFile(*pidFile); err != nil {
+			return err
+		}
+		defer removePidFile(*pidFile, m.Log)
+	}
 	if err := m.Open(); err != nil {
 		return err
 	}
 	return m.Run(sigs)
+}
+
+// checkAddrs refuses an admin address that is the API's: the same port
+// on the same host, or on any host when either is a wildcard (":8080",
+// "0.0.0.0:8080", "[::]:8080"), since one listener would take the port
+// from the other. Port 0 (any free port) never clashes.
+func checkAddrs(addr, admin string) error {
+	if admin == "" {
+		return nil
+	}
+	if sameListenAddr(addr, admin) {
+		return fmt.Errorf("-admin-addr %s is -addr %s: the admin listener needs a port of its own", admin, addr)
+	}
+	return nil
+}
+
+func sameListenAddr(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return a == b // net.Listen will say what is wrong with them
+	}
+	na, errA := net.LookupPort("tcp", pa)
+	nb, errB := net.LookupPort("tcp", pb)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	if na == 0 || na != nb {
+		return false
+	}
+	wildcard := func(h string) bool {
+		ip, err := netip.ParseAddr(h)
+		return h == "" || err == nil && ip.IsUnspecified()
+	}
+	if wildcard(ha) || wildcard(hb) {
+		return true
+	}
+	ia, errA := netip.ParseAddr(ha)
+	ib, errB := netip.ParseAddr(hb)
+	if errA == nil && errB == nil {
+		return ia.Unmap() == ib.Unmap()
+	}
+	return strings.EqualFold(ha, hb)
 }
 
 // Open loads the snapshot, then opens the listeners and starts serving:
@@ -106,12 +175,15 @@ func (m *Main) Open() error {
 	if m.Log == nil {
 		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if err := checkAddrs(m.Addr, m.AdminAddr); err != nil {
+		return err
+	}
 	// Metrics are kept only when there is a listener to read them from.
 	if m.AdminAddr != "" {
 		m.metrics = newServeMetrics(m.cur.Load)
 	}
 	if err := m.Reload(); err != nil {
-		return err
+		return fmt.Errorf("load failed: %w", err)
 	}
 	var err error
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
@@ -131,7 +203,8 @@ func (m *Main) Open() error {
 			m.apiLn.Close()
 			return err
 		}
-		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() }, m.metrics.handler()))
+		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() },
+			httpapi.AdminOptions{Metrics: m.metrics.handler(), Pprof: m.Pprof}))
 		go m.serve(m.admin, m.adminLn)
 	}
 	m.Log.Info("serving", "addr", m.apiLn.Addr().String(), "admin", m.AdminAddr)
@@ -152,17 +225,23 @@ const (
 	defaultIdleTimeout       = 120 * time.Second
 )
 
+// maxRequestHead is the longest request head (request line, headers and
+// the blank line after them) served; a longer one gets net/http's 431.
+const maxRequestHead = 16 << 10
+
 // newHTTPServer sets the timeouts and header limits every listener has.
 // net/http's own error lines go to m.Log, and "OPTIONS *" reaches the
 // handler (a 404 like any unknown path) instead of net/http's empty 200.
 func (m *Main) newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:                      h,
-		ReadHeaderTimeout:            orDefault(m.ReadHeaderTimeout, defaultReadHeaderTimeout),
-		ReadTimeout:                  orDefault(m.ReadTimeout, defaultReadTimeout),
-		WriteTimeout:                 orDefault(m.WriteTimeout, defaultWriteTimeout),
-		IdleTimeout:                  orDefault(m.IdleTimeout, defaultIdleTimeout),
-		MaxHeaderBytes:               16 << 10,
+		Handler:           h,
+		ReadHeaderTimeout: orDefault(m.ReadHeaderTimeout, defaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(m.ReadTimeout, defaultReadTimeout),
+		WriteTimeout:      orDefault(m.WriteTimeout, defaultWriteTimeout),
+		IdleTimeout:       orDefault(m.IdleTimeout, defaultIdleTimeout),
+		// net/http reads 4096 bytes past MaxHeaderBytes before it
+		// answers 431, so this makes the limit maxRequestHead.
+		MaxHeaderBytes:               maxRequestHead - 4096,
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
@@ -179,8 +258,10 @@ func orDefault(d, def time.Duration) time.Duration {
 func (m *Main) APIAddr() string { return m.apiLn.Addr().String() }
 
 // Reload loads the snapshot directory and swaps it in. On error the
-// current index stays and the error is returned (and logged).
+// current index stays and the error is returned, and logged unless this
+// was the first load (Open returns it then).
 func (m *Main) Reload() error {
+	first := m.cur.Load() == nil
 	start := time.Now()
 	ix, man, err := loader.Load(m.Snapshot)
 	took := time.Since(start)
@@ -189,8 +270,10 @@ func (m *Main) Reload() error {
 	}
 	m.metrics.reloaded(err, took)
 	if err != nil {
-		m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err,
-			"duration", took.Round(time.Millisecond))
+		if !first {
+			m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err,
+				"duration", took.Round(time.Millisecond))
+		}
 		return err
 	}
 	m.cur.Store(ix)
