@@ -609,7 +609,7 @@ func TestListenerReaderErrors(t *testing.T) {
 	})
 }
 
-func TestListenerReaderAllocations(t *testing.T) {
+func TestListenerReaderAllocs(t *testing.T) {
 	in := []byte(strings.Repeat(get("/cve/CVE-2023-0001?page=2"), 20))
 	src := &chunkReader{err: io.EOF}
 	r := &lineRewriter{src: src}

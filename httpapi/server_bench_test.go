@@ -60,12 +60,12 @@ func BenchmarkServe(b *testing.B) {
 	}
 }
 
-// TestServeAllocations pins what a request costs in allocations once the
+// TestServeAllocs pins what a request costs in allocations once the
 // pools are warm: httprouter's Params slice (Lookup makes one per call) on
 // routes with path parameters, and one for a page's Link and
 // X-Total-Count values. Content-Type, ETag and Content-Length are shared
 // values, never made per request.
-func TestServeAllocations(t *testing.T) {
+func TestServeAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts")
 	}
