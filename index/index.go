@@ -177,7 +177,7 @@ func (ix *Index) buildCWEs(in []CWE) error {
 	}
 	list := make([]numbered, 0, len(in))
 	for i := range in {
-		n, ok := cweNumber(in[i].Name)
+		n, ok := CWENumber(in[i].Name)
 		if !ok || in[i].Name != "CWE-"+strconv.Itoa(n) {
 			return fmt.Errorf("%w: CWE name %q", ErrInvalid, in[i].Name)
 		}
@@ -693,8 +693,10 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// cweNumber parses "CWE-<n>" (any letter case) and returns n.
-func cweNumber(name string) (int, bool) {
+// CWENumber parses "CWE-<n>" (any letter case, n one to nine decimal
+// digits) and returns n: the one parser of CWE names, for the catalog,
+// the NVD records and the API's paths.
+func CWENumber(name string) (int, bool) {
 	if len(name) < 5 || !strings.EqualFold(name[:4], "CWE-") {
 		return 0, false
 	}

@@ -321,18 +321,7 @@ func decodeCWEEntry(d *xml.Decoder, start xml.StartElement, seen map[int]bool) (
 
 // parseCWEID parses a catalog ID attribute: one to nine decimal digits.
 func parseCWEID(s string) (int, bool) {
-	if len(s) == 0 || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
+	return index.CWENumber("CWE-" + s)
 }
 
 // parseCWEDate validates a catalog date (YYYY-MM-DD, surrounding

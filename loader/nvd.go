@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -309,11 +310,13 @@ func mapCWEs(ws []nvdWeakness) ([]string, error) {
 			if strings.HasPrefix(v, "NVD-CWE-") {
 				continue
 			}
-			n, ok := cweNum(v)
+			n, ok := index.CWENumber(v)
 			if !ok {
 				return nil, fmt.Errorf("weakness %q is not a CWE name", d.Value)
 			}
-			nums = insertSorted(nums, n)
+			if i, found := slices.BinarySearch(nums, n); !found {
+				nums = slices.Insert(nums, i, n)
+			}
 		}
 	}
 	names := make([]string, len(nums))
@@ -321,36 +324,6 @@ func mapCWEs(ws []nvdWeakness) ([]string, error) {
 		names[i] = "CWE-" + strconv.Itoa(n)
 	}
 	return names, nil
-}
-
-// cweNum parses "CWE-<n>".
-func cweNum(s string) (int, bool) {
-	rest, ok := strings.CutPrefix(s, "CWE-")
-	if !ok || rest == "" || len(rest) > 9 {
-		return 0, false
-	}
-	for i := 0; i < len(rest); i++ {
-		if rest[i] < '0' || rest[i] > '9' {
-			return 0, false
-		}
-	}
-	n, _ := strconv.Atoi(rest)
-	return n, true
-}
-
-// insertSorted adds n to the ascending set s.
-func insertSorted(s []int, n int) []int {
-	i := 0
-	for i < len(s) && s[i] < n {
-		i++
-	}
-	if i < len(s) && s[i] == n {
-		return s
-	}
-	s = append(s, 0)
-	copy(s[i+1:], s[i:])
-	s[i] = n
-	return s
 }
 
 // mapCPEs returns one CPE per cpeMatch entry, in source order.
