@@ -52,37 +52,32 @@ const routeNone = "none"
 // happened.
 var statusCodes = [...]int{200, 304, 400, 404, 405, 413, 414, 500, 503}
 
-// routeMetrics are one route's series, each made on first use.
+// routeMetrics are one route's series, each resolved from its vector on
+// first use.
 type routeMetrics struct {
 	name     string
-	requests [len(statusCodes)]lazy[prometheus.Counter]
-	latency  lazy[prometheus.Observer]
+	requests [len(statusCodes)]func() prometheus.Counter
+	latency  func() prometheus.Observer
 	m        *Metrics
 }
 
-// lazy is a series resolved from its vector on first use.
-type lazy[T any] struct {
-	once sync.Once
-	v    T
-}
-
-func (l *lazy[T]) get(make func() T) T {
-	l.once.Do(func() { l.v = make() })
-	return l.v
-}
-
 func (m *Metrics) route(name string) *routeMetrics {
-	return &routeMetrics{name: name, m: m}
+	rm := &routeMetrics{name: name, m: m}
+	rm.latency = sync.OnceValue(func() prometheus.Observer { return m.latency.WithLabelValues(name) })
+	for i, code := range statusCodes {
+		rm.requests[i] = sync.OnceValue(func() prometheus.Counter {
+			return m.requests.WithLabelValues(name, strconv.Itoa(code))
+		})
+	}
+	return rm
 }
 
 // observe counts one answer with status, which took d.
 func (rm *routeMetrics) observe(status int, d time.Duration) {
-	rm.latency.get(func() prometheus.Observer { return rm.m.latency.WithLabelValues(rm.name) }).Observe(d.Seconds())
+	rm.latency().Observe(d.Seconds())
 	for i, code := range statusCodes {
 		if code == status {
-			rm.requests[i].get(func() prometheus.Counter {
-				return rm.m.requests.WithLabelValues(rm.name, strconv.Itoa(status))
-			}).Inc()
+			rm.requests[i]().Inc()
 			return
 		}
 	}
