@@ -74,19 +74,33 @@ func TestBinaryBuildIgnoresSIGHUP(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Still running: now give it the second feed.
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Still running: now give it the second feed. Opening the FIFO
+	// blocks until the build reads it, so it is done aside, and a build
+	// that never finishes is killed rather than hanging the test.
 	b, err := os.ReadFile(feed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write(b)
-	w.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("build after SIGHUP: %v (want exit 0); stdout %q", err, out.String())
+	go func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Write(b)
+			w.Close()
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("build after SIGHUP: %v (want exit 0); stdout %q", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		// Unblock the writer, if the build never opened the FIFO.
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			r.Close()
+		}
+		t.Fatalf("build still running 60 s after its last feed was written; stdout %q", out.String())
 	}
 	if !strings.HasPrefix(out.String(), "wrote "+filepath.Join(tmp, "out")+": 186 CVEs") {
 		t.Errorf("stdout %q", out.String())
