@@ -310,7 +310,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 			b.StopTimer()
 			copy(in, entries)
 			b.StartTimer()
-			ix, err := index.BuildEntries(d.CWEs, in, d.Reports, index.Meta{})
+			ix, err := index.BuildEntries(d.CWEs, in, nil, d.Reports, index.Meta{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,10 +17,24 @@ import (
 // ndjson format; /cve also takes cwe, vendor and product. Each filter
 // narrows the list by a prefix cut or an intersection (see index/filter.go).
 
-// cveFilters narrows l by updated_since and published_since and answers it
+// cveFilters narrows l by kev, updated_since and published_since and answers it
 // as a page or, with format=ndjson, as the whole list.
 func (c *call) cveFilters(l index.List) ([]byte, error) {
 	raw := c.r.URL.RawQuery
+	if v, ok, err := queryValue(raw, "kev"); err != nil {
+		return nil, err
+	} else if ok {
+		switch {
+		case equalFoldASCII(v, "true"):
+			l = l.WithKEV(true)
+			c.keep("kev", "true")
+		case equalFoldASCII(v, "false"):
+			l = l.WithKEV(false)
+			c.keep("kev", "false")
+		default:
+			return nil, errBadKEV
+		}
+	}
 	for _, f := range [...]struct {
 		key string
 		err *apiError

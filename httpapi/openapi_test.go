@@ -944,6 +944,7 @@ var liveTargets = map[string]string{
 	"/cwe/:name/cve":                         "/cwe/CWE-79/cve",
 	"/cve":                                   "/cve",
 	"/cve/:name":                             "/cve/CVE-2023-0001",
+	"/cve/:name/details":                     "/cve/cve-2023-0001/details",
 	"/vendors":                               "/vendors",
 	"/vendors/:vendor":                       "/vendors/a%2Fb",
 	"/vendors/:vendor/cve":                   "/vendors/acme/cve",
@@ -1064,7 +1065,7 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		// a bad value is 400 there and ignored elsewhere. The bad one goes
 		// first, as the first of a repeated parameter counts.
 		for _, q := range []string{"page=0", "page=%ZZ", "cvss=bogus", "updated_since=yesterday", "published_since=2024-01-31",
-			"format=xml", "version=", "q=%ZZ", "cwe=%ZZ", "vendor=%ZZ", "product=%ZZ", "names=,"} {
+			"kev=yes", "format=xml", "version=", "q=%ZZ", "cwe=%ZZ", "vendor=%ZZ", "product=%ZZ", "names=,"} {
 			name, _, _ := strings.Cut(q, "=")
 			want := 200
 			if params["query "+name] != nil {
@@ -1098,6 +1099,8 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		{"/cve?cvss=LOW&page=2", 200},
 		{"/cve?cvss=%ZZ", 400},
 		{"/cve/CVE-2099-0001", 404},
+		{"/cve/CVE-2099-0001/details", 404},
+		{"/cve?kev=TRUE&cvss=high", 200},
 		{"/vendors/nobody", 404},
 		{"/vendors/nobody/cve", 404},
 		{"/vendors/acme/cve?page=3", 200},

@@ -15,6 +15,7 @@ var routes = []struct {
 	{"/cwe/:name/cve", cweCVEs, false},                             // 3
 	{"/cve", cveList, false},                                       // 4
 	{"/cve/:name", cveOne, false},                                  // 5
+	{"/cve/:name/details", cveDetails, false},                      // NVD status, KEV and every CVSS metric
 	{"/vendors", vendorList, false},                                // 6
 	{"/vendors/:vendor", vendorOne, false},                         // 7
 	{"/vendors/:vendor/cve", vendorCVEs, false},                    // 8
@@ -40,6 +41,17 @@ func cweOne(c *call) ([]byte, error) {
 func cveOne(c *call) ([]byte, error) {
 	b, ok := c.ix.CVE(c.param("name"))
 	return one(b, ok, errCVENotFound)
+}
+
+// cveDetails is what NVD says of a CVE beyond its body: status, KEV and
+// every CVSS metric.
+func cveDetails(c *call) ([]byte, error) {
+	b, ok := c.ix.AppendDetails(c.buf[:0], c.param("name"))
+	if !ok {
+		return nil, errCVENotFound
+	}
+	c.buf = b
+	return b, nil
 }
 
 // vendorList is every vendor or, with q, those whose name or human_name

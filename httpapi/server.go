@@ -611,6 +611,7 @@ var (
 	errBadUpdatedSince    = &apiError{http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
 	errBadPublishedSince  = &apiError{http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)"}
 	errBadFormat          = &apiError{http.StatusBadRequest, "format must be json or ndjson"}
+	errBadKEV             = &apiError{http.StatusBadRequest, "kev must be true or false"}
 	errProductNeedsVendor = &apiError{http.StatusBadRequest, "product needs vendor"}
 	errBadVersion         = &apiError{http.StatusBadRequest, "version must be 1 to 256 bytes"}
 	errBatchNames         = &apiError{http.StatusBadRequest, "names must list 1 to 1000 CVE names"}

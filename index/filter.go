@@ -110,6 +110,34 @@ func (l List) InBand(b Band) List {
 	return l.And(l.ix.CVEs(b))
 }
 
+// WithKEV returns the CVEs of l that have a KEV entry (want) or have none
+// (!want), in list order. The first is an intersection with the short
+// list of KEV CVEs; the second looks at each CVE of l.
+func (l List) WithKEV(want bool) List {
+	if !l.isCVEList() {
+		return l
+	}
+	ix := l.ix
+	if want {
+		return l.And(ix.cveList(ix.kevs, false))
+	}
+	var out []int32
+	if ids, ok := l.positions(); ok {
+		for _, p := range ids {
+			if !ix.kevAt(p) {
+				out = append(out, p)
+			}
+		}
+	} else {
+		for p := range int32(len(l.src)) {
+			if !ix.kevAt(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return ix.cveList(orEmpty(out), false)
+}
+
 // CitingCWE returns the CVEs of l that cite the CWE named name (matched as
 // CWECVEs matches it), in list order; ok is false when the catalog has no
 // such CWE. It looks at each CVE's own CWEs, so it costs what l's length

@@ -69,8 +69,10 @@ type Index struct {
 	// createdNotAfterUpdated: no CVE's created_at is after its
 	// updated_at, so published_since can start from updated_since's cut.
 	createdNotAfterUpdated bool
-	minPublished           uint64 // the earliest created_at; 0 when there are no CVEs
-	noCPE, noCVSS          int    // CVEs without any CPE, without any CVSS score
+	minPublished           uint64   // the earliest created_at; 0 when there are no CVEs
+	noCPE, noCVSS          int      // CVEs without any CPE, without any CVSS score
+	details                *Details // in list order
+	kevs                   []int32  // positions of the CVEs with a KEV entry
 
 	vendors      [][]byte // vendor summaries, name ascending
 	vendorByName map[string]*vendor
@@ -149,18 +151,30 @@ func Build(d *Data, meta Meta) (*Index, error) {
 		}
 		entries[i] = e
 	}
-	return BuildEntries(d.CWEs, entries, d.Reports, meta)
+	b := NewDetailsBuilder()
+	for i := range d.CVEs {
+		if err := b.Add(&d.CVEs[i]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	return BuildEntries(d.CWEs, entries, b.Details(), d.Reports, meta)
 }
 
 // BuildEntries computes an Index from CVEs already encoded (see ScanCVE),
 // the CWE catalog and the reports. The Index keeps the entries' bodies and
 // nothing else of them; it may reorder cves. It fails as Build does.
-func BuildEntries(cwes []CWE, cves []CVEEntry, reports []Report, meta Meta) (*Index, error) {
+func BuildEntries(cwes []CWE, cves []CVEEntry, details *Details, reports []Report, meta Meta) (*Index, error) {
 	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`}
 	if err := ix.buildCWEs(cwes); err != nil {
 		return nil, err
 	}
-	if err := ix.buildCVEs(cves); err != nil {
+	if details == nil {
+		details = emptyDetails(len(cves))
+	}
+	if details.Len() != len(cves) {
+		return nil, fmt.Errorf("%w: details of %d CVEs for %d CVEs", ErrInvalid, details.Len(), len(cves))
+	}
+	if err := ix.buildCVEs(cves, details); err != nil {
 		return nil, err
 	}
 	if err := ix.buildReports(reports); err != nil {
@@ -256,7 +270,7 @@ func (pa *productAcc) anyVulnerable() bool {
 	return false
 }
 
-func (ix *Index) buildCVEs(in []CVEEntry) error {
+func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	// Newest updated_at first; ties by year, then number, highest first.
 	order := make([]int32, len(in))
 	for i := range order {
@@ -288,6 +302,13 @@ func (ix *Index) buildCVEs(in []CVEEntry) error {
 		}()
 	}
 	err := ix.placeCVEs(in, order)
+	ix.details = details.permute(order)
+	for p, r := range ix.details.cves {
+		if r.kev >= 0 {
+			ix.kevs = append(ix.kevs, int32(p))
+		}
+	}
+	ix.kevs = orEmpty(ix.kevs)
 	wg.Wait()
 	if err != nil {
 		return err

@@ -36,6 +36,11 @@ type CVE struct {
 	// source), for change tracking. It is stored in snapshots but is not
 	// part of the API body.
 	Metrics []Metric `json:"metrics,omitempty"`
+	// Status (NVD's vulnStatus) and KEV, with the metrics' Vector and
+	// Severity, are what GET /cve/{name}/details serves. A snapshot keeps
+	// them in its details files (see Details), not with the body.
+	Status string `json:"-"`
+	KEV    *KEV   `json:"-"`
 }
 
 // CPE is one cpeMatch entry of a CVE. URI is NVD's criteria string as
@@ -86,6 +91,10 @@ type Metric struct {
 	Source  string  `json:"source"`
 	Type    string  `json:"type"`
 	Score   float64 `json:"score"`
+	// Vector is NVD's vectorString; Severity its baseSeverity, upper case
+	// ("" when absent).
+	Vector   string `json:"-"`
+	Severity string `json:"-"`
 }
 
 // Report groups the alerts of one build compared with the previous one.

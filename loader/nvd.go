@@ -24,14 +24,20 @@ type nvdRecord struct {
 }
 
 type nvdCVE struct {
-	ID             string          `json:"id"`
-	Published      string          `json:"published"`
-	LastModified   string          `json:"lastModified"`
-	Descriptions   []nvdLangString `json:"descriptions"`
-	Metrics        nvdMetrics      `json:"metrics"`
-	Weaknesses     []nvdWeakness   `json:"weaknesses"`
-	Configurations []nvdConfig     `json:"configurations"`
-	References     []nvdReference  `json:"references"`
+	ID           string `json:"id"`
+	Published    string `json:"published"`
+	LastModified string `json:"lastModified"`
+	VulnStatus   string `json:"vulnStatus"`
+	// CISA's Known Exploited Vulnerabilities entry, when there is one.
+	CISAExploitAdd        *string         `json:"cisaExploitAdd"`
+	CISAActionDue         string          `json:"cisaActionDue"`
+	CISARequiredAction    string          `json:"cisaRequiredAction"`
+	CISAVulnerabilityName string          `json:"cisaVulnerabilityName"`
+	Descriptions          []nvdLangString `json:"descriptions"`
+	Metrics               nvdMetrics      `json:"metrics"`
+	Weaknesses            []nvdWeakness   `json:"weaknesses"`
+	Configurations        []nvdConfig     `json:"configurations"`
+	References            []nvdReference  `json:"references"`
 }
 
 type nvdLangString struct {
@@ -47,9 +53,13 @@ type nvdMetrics struct {
 }
 
 type nvdMetric struct {
-	Source   string `json:"source"`
-	Type     string `json:"type"`
-	CVSSData struct {
+	Source string `json:"source"`
+	Type   string `json:"type"`
+	// BaseSeverity is v2's, outside cvssData.
+	BaseSeverity string `json:"baseSeverity"`
+	CVSSData     struct {
+		VectorString          string   `json:"vectorString"`
+		BaseSeverity          string   `json:"baseSeverity"`
 		BaseScore             *float64 `json:"baseScore"`
 		AccessVector          *string  `json:"accessVector"`
 		AccessComplexity      *string  `json:"accessComplexity"`
@@ -193,6 +203,15 @@ func mapCVE(n *nvdCVE) (*feedRecord, error) {
 		Summary:   summaryOf(n.Descriptions),
 		CreatedAt: formatTime(published),
 		UpdatedAt: formatTime(modified),
+		Status:    n.VulnStatus,
+	}
+	if n.CISAExploitAdd != nil {
+		c.KEV = &index.KEV{
+			DateAdded:         kevDate(*n.CISAExploitAdd),
+			ActionDue:         kevDate(n.CISAActionDue),
+			RequiredAction:    n.CISARequiredAction,
+			VulnerabilityName: n.CISAVulnerabilityName,
+		}
 	}
 	if c.CVSS, c.Metrics, err = mapMetrics(&n.Metrics); err != nil {
 		return nil, err
@@ -208,6 +227,17 @@ func mapCVE(n *nvdCVE) (*feedRecord, error) {
 		c.References[i] = mapReference(r)
 	}
 	return &feedRecord{cve: c, modified: modified}, nil
+}
+
+// kevDate is a CISA date as YYYY-MM-DD: NVD writes it so, and a
+// timestamp is cut to its date.
+func kevDate(s string) string {
+	if len(s) > 10 {
+		if _, err := time.Parse(time.DateOnly, s[:10]); err == nil {
+			return s[:10]
+		}
+	}
+	return s
 }
 
 // summaryOf picks the English description: "en", else "en-US", else the
@@ -262,7 +292,12 @@ func mapMetrics(m *nvdMetrics) (index.CVSS, []index.Metric, error) {
 			if math.IsNaN(*s) || *s < 0 || *s > 10 {
 				return index.CVSS{}, nil, fmt.Errorf("cvss %s metric from %q: baseScore %v out of range", g.version, x.Source, *s)
 			}
-			all = append(all, index.Metric{Version: g.version, Source: x.Source, Type: x.Type, Score: *s})
+			sev := x.CVSSData.BaseSeverity
+			if sev == "" {
+				sev = x.BaseSeverity
+			}
+			all = append(all, index.Metric{Version: g.version, Source: x.Source, Type: x.Type, Score: *s,
+				Vector: x.CVSSData.VectorString, Severity: strings.ToUpper(sev)})
 		}
 	}
 	// score and source: the newest metric (v4.0, v3.1, v3.0, then v2),

@@ -25,8 +25,15 @@ import (
 // Version 2 added ids.jsonl.zst (the id tables change tracking keeps).
 // Version 3 stores each CVE as its API body, moves the CVSS metrics kept
 // for change tracking to metrics.jsonl.zst, and splits every data file
-// into chunks listed in the manifest.
-const FormatVersion = 3
+// into chunks listed in the manifest. Version 4 adds details.txt.zst and
+// strings.jsonl.zst: each CVE's NVD status, KEV entry and CVSS metrics
+// with vectors and severities, for GET /cve/{name}/details.
+const FormatVersion = 4
+
+// previousVersion is the oldest format a build still reads as -previous
+// (its reports and ids carry over); serve and validate read only
+// FormatVersion.
+const previousVersion = 3
 
 // formatName marks a manifest as vulnd's.
 const formatName = "vulnd-snapshot"
@@ -44,16 +51,32 @@ const (
 	keyMetrics = "metrics"
 	keyReports = "reports"
 	keyIDs     = "ids"
+	keyDetails = "details"
+	keyStrings = "strings"
 
 	fileCWEs    = "cwes.jsonl.zst"
 	fileCVEs    = "cves.jsonl.zst"
 	fileMetrics = "metrics.jsonl.zst"
 	fileReports = "reports.jsonl.zst"
 	fileIDs     = "ids.jsonl.zst"
+	fileDetails = "details.txt.zst"
+	fileStrings = "strings.jsonl.zst"
 )
 
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
+	keyDetails: fileDetails, keyStrings: fileStrings,
+}
+
+// dataFilesOf are the data files of a snapshot of format version v.
+func dataFilesOf(v int) map[string]string {
+	if v >= 4 {
+		return dataFiles
+	}
+	old := maps.Clone(dataFiles)
+	delete(old, keyDetails)
+	delete(old, keyStrings)
+	return old
 }
 
 // Manifest describes a snapshot directory: what wrote it, when, what it
@@ -90,6 +113,9 @@ type Snapshot struct {
 	Data *index.Data
 	// ids are the id tables.
 	ids *idTables
+	// details are the CVEs' details, in Data.CVEs order (nil for a
+	// snapshot of the previous format).
+	details *index.Details
 }
 
 // metricsRecord is one line of metrics.jsonl.zst: the CVSS metrics of one
@@ -106,7 +132,7 @@ type metricsRecord struct {
 // returned.
 func Load(dir string) (*index.Index, Manifest, error) {
 	start := time.Now()
-	m, id, err := readManifest(dir)
+	m, id, err := readManifest(dir, false)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -130,12 +156,16 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, wrap(keyReports, err)
 	}
+	details, err := decodeDetails(dir, m, dec)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
 	for _, key := range []string{keyMetrics, keyIDs} {
 		if err := verifyFile(dir, m.Files[key]); err != nil {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
-	ix, err := buildIndex(dir, m, id, start, cwes, entries, reports)
+	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -144,12 +174,12 @@ func Load(dir string) (*index.Index, Manifest, error) {
 
 // buildIndex builds a snapshot's index and checks its counts against the
 // manifest's.
-func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, reports []index.Report) (*index.Index, error) {
+func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report) (*index.Index, error) {
 	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start}
 	for _, in := range m.Inputs {
 		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})
 	}
-	ix, err := index.BuildEntries(cwes, entries, reports, meta)
+	ix, err := index.BuildEntries(cwes, entries, details, reports, meta)
 	if err != nil {
 		return nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
 	}
@@ -164,7 +194,7 @@ func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index
 // and more: it decodes every file, checks every CVE body is exactly what
 // this vulnd would serve for its record, and checks the whole-file sums.
 func Validate(dir string) (Manifest, error) {
-	s, bodies, err := read(dir)
+	s, bodies, err := read(dir, false)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -179,10 +209,10 @@ func Validate(dir string) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
 		}
 	}
-	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.Data.Reports); err != nil {
+	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports); err != nil {
 		return Manifest{}, err
 	}
-	for _, key := range sortedKeys(dataFiles) {
+	for _, key := range sortedKeys(dataFilesOf(s.Manifest.Version)) {
 		if err := verifyFile(dir, s.Manifest.Files[key]); err != nil {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, s.Manifest.Files[key].Name, err)
 		}
@@ -192,15 +222,17 @@ func Validate(dir string) (Manifest, error) {
 
 // Read reads and checks every file of the snapshot in dir and decodes
 // every record, id tables included, without building an index; a build
-// with -previous uses it.
+// with -previous uses it. It also reads a snapshot of the previous format
+// version, so that an upgrade keeps the reports and ids.
 func Read(dir string) (*Snapshot, error) {
-	s, _, err := read(dir)
+	s, _, err := read(dir, true)
 	return s, err
 }
 
-// read is Read, also returning the stored CVE bodies (in Data.CVEs order).
-func read(dir string) (*Snapshot, [][]byte, error) {
-	m, id, err := readManifest(dir)
+// read is Read, also returning the stored CVE bodies (in Data.CVEs order);
+// old allows the previous format version.
+func read(dir string, old bool) (*Snapshot, [][]byte, error) {
+	m, id, err := readManifest(dir, old)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,6 +275,11 @@ func read(dir string) (*Snapshot, [][]byte, error) {
 	for i, r := range idRecs {
 		if err := s.ids.add(r); err != nil {
 			return nil, nil, wrap(keyIDs, fmt.Errorf("record %d: %w", i+1, err))
+		}
+	}
+	if m.Version >= 4 {
+		if s.details, err = decodeDetails(dir, m, dec); err != nil {
+			return nil, nil, err
 		}
 	}
 	return s, bodies, nil
@@ -294,12 +331,12 @@ func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry
 
 // readManifest reads and checks dir's manifest and derives the snapshot
 // id from its bytes.
-func readManifest(dir string) (Manifest, string, error) {
+func readManifest(dir string, old bool) (Manifest, string, error) {
 	raw, err := readManifestBytes(dir)
 	if err != nil {
 		return Manifest{}, "", err
 	}
-	m, err := parseManifest(raw)
+	m, err := parseManifest(raw, old)
 	if err != nil {
 		return Manifest{}, "", fmt.Errorf("loader: snapshot %s: %s: %w", dir, ManifestName, err)
 	}
@@ -325,7 +362,7 @@ func readManifestBytes(dir string) ([]byte, error) {
 
 // parseManifest decodes a manifest and checks everything it claims that
 // can be checked without opening a data file.
-func parseManifest(raw []byte) (Manifest, error) {
+func parseManifest(raw []byte, old bool) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return m, err
@@ -333,18 +370,23 @@ func parseManifest(raw []byte) (Manifest, error) {
 	if m.Format != formatName {
 		return m, fmt.Errorf("format %q is not %q", m.Format, formatName)
 	}
-	if m.Version != FormatVersion {
-		return m, fmt.Errorf("format version %d is not supported (this vulnd reads version %d)", m.Version, FormatVersion)
+	switch {
+	case m.Version == FormatVersion, old && m.Version == previousVersion:
+	case m.Version >= previousVersion && m.Version < FormatVersion:
+		return m, fmt.Errorf("format version %d is older than this vulnd's %d: rebuild the snapshot with this vulnd (vulnd build; -previous reads a version %d snapshot, so its reports and ids carry over)", m.Version, FormatVersion, previousVersion)
+	default:
+		return m, fmt.Errorf("format version %d is not supported (this vulnd reads version %d); rebuild the snapshot with this vulnd", m.Version, FormatVersion)
 	}
 	if _, err := time.Parse(TimeLayout, m.BuiltAt); err != nil {
 		return m, fmt.Errorf("built_at %q is not a timestamp", m.BuiltAt)
 	}
-	if len(m.Files) != len(dataFiles) {
-		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(dataFiles))
+	files := dataFilesOf(m.Version)
+	if len(m.Files) != len(files) {
+		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(files))
 	}
 	var total int64
-	for _, key := range sortedKeys(dataFiles) {
-		name := dataFiles[key]
+	for _, key := range sortedKeys(files) {
+		name := files[key]
 		fi, ok := m.Files[key]
 		if !ok {
 			return m, fmt.Errorf("no %q file", key)
@@ -423,7 +465,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	ix, err := index.BuildEntries(d.CWEs, entries, d.Reports, index.Meta{})
+	details, err := buildDetails(d.CVEs)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	ix, err := index.BuildEntries(d.CWEs, entries, details, d.Reports, index.Meta{})
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
@@ -466,6 +512,8 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}},
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
 		{keyIDs, len(idRecs), func(i int) ([]byte, error) { return marshal(&idRecs[i]) }},
+		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
+		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
 	}
 	for _, f := range files {
 		name := dataFiles[f.key]
@@ -601,4 +649,50 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// buildDetails makes the details of cves, in their order.
+func buildDetails(cves []index.CVE) (*index.Details, error) {
+	b := index.NewDetailsBuilder()
+	for i := range cves {
+		if err := b.Add(&cves[i]); err != nil {
+			return nil, err
+		}
+	}
+	return b.Details(), nil
+}
+
+// decodeDetails decodes a snapshot's details files: the text table, one
+// JSON string a line, and a line of numbers per CVE (see
+// index.Details.AppendLine), in cves.jsonl.zst's order.
+func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, error) {
+	wrap := func(key string, err error) error {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
+	}
+	strs := make([]string, m.Files[keyStrings].Records)
+	if err := eachRecord(dir, m.Files[keyStrings], dec, func(n int, line []byte) error {
+		// Most texts have no escape: the bytes between the quotes.
+		if len(line) >= 2 && line[0] == '"' && line[len(line)-1] == '"' && bytes.IndexByte(line, '\\') < 0 {
+			strs[n] = string(line[1 : len(line)-1])
+			return nil
+		}
+		return json.Unmarshal(line, &strs[n])
+	}); err != nil {
+		return nil, wrap(keyStrings, err)
+	}
+	lines := make([][]byte, m.Files[keyDetails].Records)
+	if err := eachRecord(dir, m.Files[keyDetails], dec, func(n int, line []byte) error {
+		lines[n] = line
+		return nil
+	}); err != nil {
+		return nil, wrap(keyDetails, err)
+	}
+	d, err := index.ParseDetails(strs, lines)
+	if err != nil {
+		return nil, wrap(keyDetails, err)
+	}
+	if d.Len() != m.Files[keyCVEs].Records {
+		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", d.Len(), m.Files[keyCVEs].Records))
+	}
+	return d, nil
 }

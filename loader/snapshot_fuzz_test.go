@@ -54,11 +54,15 @@ func FuzzParseManifest(f *testing.F) {
 	}
 	f.Add(good)
 	f.Add([]byte(`{"format":"vulnd-snapshot","version":3}`))
+	f.Add([]byte(`{"format":"vulnd-snapshot","version":4}`))
 	f.Add([]byte(`{"files":{"cves":{"chunks":[{"size":-1}]}}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		m, err := parseManifest(raw)
+		m, err := parseManifest(raw, true)
 		if err != nil {
 			return
+		}
+		if m.Version != FormatVersion && m.Version != previousVersion {
+			t.Fatalf("accepted version %d", m.Version)
 		}
 		for key, fi := range m.Files {
 			if fi.Name != dataFiles[key] || fi.Bytes > maxDecodedBytes || checkChunks(fi) != nil {

@@ -64,7 +64,7 @@ func TestIsFeed(t *testing.T) {
 		{"cut after the array opens", "nvdcve-2.0-2024.json", head, true},
 		{"no format key, empty array", "a.json", []byte(`{"resultsPerPage": 0, "vulnerabilities": []}`), true},
 		{"CWE catalog", "cwec_v4.15.xml.zip", cwe, false},
-		{"snapshot manifest", "manifest.json", []byte(`{"format": "vulnd-snapshot", "version": 3, "files": {}}`), false},
+		{"snapshot manifest", "manifest.json", []byte(`{"format": "vulnd-snapshot", "version": 4, "files": {}}`), false},
 		{"NVD CPE feed", "nvdcpe-2.0.json", []byte(`{"format": "NVD_CPE", "version": "2.0", "products": []}`), false},
 		{"other format before the array", "x.json", []byte(`{"format": "NVD_CPE", "vulnerabilities": []}`), false},
 		{"vulnerabilities not an array", "x.json", []byte(`{"vulnerabilities": {}}`), false},

@@ -1,0 +1,369 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// KEV is a CVE's entry in CISA's Known Exploited Vulnerabilities
+// catalog, as NVD copies it into the record (cisaExploitAdd and its
+// siblings). Dates are YYYY-MM-DD; a missing field is "".
+type KEV struct {
+	DateAdded         string
+	ActionDue         string
+	RequiredAction    string
+	VulnerabilityName string
+}
+
+// Details holds what GET /cve/{name}/details serves of every CVE (NVD's
+// status, the KEV entry and every CVSS metric with its vector and
+// severity) in a compact form, kept apart from the CVE bodies: the texts
+// once each in one table (vectors, sources and statuses repeat
+// massively), and per CVE and per metric small records of indexes into
+// it, so that the GC has no pointers to follow in them. The body is
+// written per request (AppendDetails).
+type Details struct {
+	strs    []string // strs[0] is ""
+	cves    []detailRef
+	metrics []metricRec
+	kevs    [][4]uint32 // into strs: date_added, action_due, required_action, vulnerability_name
+}
+
+type detailRef struct {
+	first  uint32 // metrics[first : first+n]
+	status uint32 // into strs
+	kev    int32  // into kevs; -1 for none
+	n      uint16
+}
+
+type metricRec struct {
+	source, vector, typ, severity uint32 // into strs
+	score                         uint16 // tenths
+	version                       uint8  // into metricVersions
+}
+
+// metricVersions are the CVSS versions, newest first: the order details
+// lists metrics in.
+var metricVersions = [...]string{"4.0", "3.1", "3.0", "2.0"}
+
+func versionCode(v string) (uint8, bool) {
+	for i, x := range metricVersions {
+		if x == v {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// DetailsBuilder makes a Details one CVE after the other.
+type DetailsBuilder struct {
+	d   Details
+	ids map[string]uint32
+}
+
+// NewDetailsBuilder returns an empty builder.
+func NewDetailsBuilder() *DetailsBuilder {
+	return &DetailsBuilder{d: Details{strs: []string{""}}, ids: map[string]uint32{"": 0}}
+}
+
+func (b *DetailsBuilder) intern(s string) uint32 {
+	if id, ok := b.ids[s]; ok {
+		return id
+	}
+	id := uint32(len(b.d.strs))
+	b.d.strs = append(b.d.strs, s)
+	b.ids[s] = id
+	return id
+}
+
+// Add appends the details of the next CVE: its metrics are listed newest
+// version first, in record order within a version.
+func (b *DetailsBuilder) Add(c *CVE) error {
+	if len(c.Metrics) > math.MaxUint16 {
+		return fmt.Errorf("%s: %d CVSS metrics", c.Name, len(c.Metrics))
+	}
+	ref := detailRef{first: uint32(len(b.d.metrics)), status: b.intern(c.Status), kev: -1, n: uint16(len(c.Metrics))}
+	if c.KEV != nil {
+		k := c.KEV
+		ref.kev = int32(len(b.d.kevs))
+		b.d.kevs = append(b.d.kevs, [4]uint32{b.intern(k.DateAdded), b.intern(k.ActionDue), b.intern(k.RequiredAction), b.intern(k.VulnerabilityName)})
+	}
+	start := len(b.d.metrics)
+	for _, m := range c.Metrics {
+		v, ok := versionCode(m.Version)
+		if !ok {
+			return fmt.Errorf("%s: CVSS version %q", c.Name, m.Version)
+		}
+		if math.IsNaN(m.Score) || m.Score < 0 || m.Score > 10 {
+			return fmt.Errorf("%s: CVSS score %v", c.Name, m.Score)
+		}
+		b.d.metrics = append(b.d.metrics, metricRec{
+			source: b.intern(m.Source), vector: b.intern(m.Vector), typ: b.intern(m.Type),
+			severity: b.intern(m.Severity), score: uint16(math.Round(m.Score * 10)), version: v,
+		})
+	}
+	slices.SortStableFunc(b.d.metrics[start:], func(x, y metricRec) int { return int(x.version) - int(y.version) })
+	b.d.cves = append(b.d.cves, ref)
+	return nil
+}
+
+// Details returns what was added; the builder is not to be used again.
+func (b *DetailsBuilder) Details() *Details {
+	d := &b.d
+	d.strs, d.cves, d.metrics, d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics), slices.Clip(d.kevs)
+	return d
+}
+
+// emptyDetails is the details of n CVEs without status, KEV or metrics.
+func emptyDetails(n int) *Details {
+	d := &Details{strs: []string{""}, cves: make([]detailRef, n)}
+	for i := range d.cves {
+		d.cves[i].kev = -1
+	}
+	return d
+}
+
+// Len is the number of CVEs d holds.
+func (d *Details) Len() int { return len(d.cves) }
+
+// Strings is d's text table, for a snapshot file: line i of the stored
+// form refers to it by index.
+func (d *Details) Strings() []string { return d.strs }
+
+// AppendLine appends the stored form of the i-th CVE's details: decimal
+// numbers separated by spaces, "status kev [date_added action_due
+// required_action vulnerability_name] n (version source type vector
+// severity score)*n", where kev is 0 or 1 (1: the four texts follow),
+// texts are indexes into Strings, version indexes 4.0, 3.1, 3.0, 2.0 and
+// score is in tenths.
+func (d *Details) AppendLine(dst []byte, i int) []byte {
+	r := d.cves[i]
+	dst = strconv.AppendUint(dst, uint64(r.status), 10)
+	if r.kev < 0 {
+		dst = append(dst, " 0"...)
+	} else {
+		dst = append(dst, " 1"...)
+		for _, v := range d.kevs[r.kev] {
+			dst = append(dst, ' ')
+			dst = strconv.AppendUint(dst, uint64(v), 10)
+		}
+	}
+	dst = append(dst, ' ')
+	dst = strconv.AppendUint(dst, uint64(r.n), 10)
+	for _, m := range d.metrics[r.first : r.first+uint32(r.n)] {
+		for _, v := range [...]uint32{uint32(m.version), m.source, m.typ, m.vector, m.severity, uint32(m.score)} {
+			dst = append(dst, ' ')
+			dst = strconv.AppendUint(dst, uint64(v), 10)
+		}
+	}
+	return dst
+}
+
+// ErrDetails is wrapped by ParseDetails' errors.
+var ErrDetails = errors.New("bad details record")
+
+// ParseDetails rebuilds a Details from its stored form: the text table
+// and one line per CVE (see AppendLine). Every index is checked.
+func ParseDetails(strs []string, lines [][]byte) (*Details, error) {
+	if len(strs) == 0 || strs[0] != "" {
+		return nil, fmt.Errorf("%w: the text table does not start with \"\"", ErrDetails)
+	}
+	d := &Details{strs: strs, cves: make([]detailRef, len(lines))}
+	n := uint64(len(strs))
+	for i, line := range lines {
+		p := numParser{b: line}
+		text := func() uint32 {
+			v := p.next(n - 1)
+			return uint32(v)
+		}
+		r := detailRef{status: text(), kev: -1}
+		switch p.next(1) {
+		case 1:
+			r.kev = int32(len(d.kevs))
+			d.kevs = append(d.kevs, [4]uint32{text(), text(), text(), text()})
+		}
+		cnt := p.next(math.MaxUint16)
+		r.n, r.first = uint16(cnt), uint32(len(d.metrics))
+		for range cnt {
+			if p.err != nil {
+				break
+			}
+			ver := p.next(uint64(len(metricVersions) - 1))
+			m := metricRec{version: uint8(ver), source: text(), typ: text(), vector: text(), severity: text()}
+			m.score = uint16(p.next(100))
+			if k := len(d.metrics); k > int(r.first) && d.metrics[k-1].version > m.version {
+				p.fail("metrics not newest version first")
+			}
+			d.metrics = append(d.metrics, m)
+		}
+		if p.err == nil && len(p.b) > 0 {
+			p.fail("trailing bytes")
+		}
+		if p.err != nil {
+			return nil, fmt.Errorf("%w %d: %v", ErrDetails, i+1, p.err)
+		}
+		d.cves[i] = r
+	}
+	d.metrics = slices.Clip(d.metrics)
+	return d, nil
+}
+
+// numParser reads space-separated decimal numbers.
+type numParser struct {
+	b   []byte
+	k   int // numbers read
+	err error
+}
+
+func (p *numParser) fail(msg string) {
+	if p.err == nil {
+		p.err = errors.New(msg)
+	}
+}
+
+// next reads the next number, which must be at most max.
+func (p *numParser) next(max uint64) uint64 {
+	if p.err != nil {
+		return 0
+	}
+	if p.k > 0 {
+		if len(p.b) == 0 || p.b[0] != ' ' {
+			p.fail("missing number")
+			return 0
+		}
+		p.b = p.b[1:]
+	}
+	p.k++
+	i, v := 0, uint64(0)
+	for i < len(p.b) && isDigit(p.b[i]) && i < 10 {
+		v = v*10 + uint64(p.b[i]-'0')
+		i++
+	}
+	if i == 0 || i == 10 || v > max {
+		p.fail("number missing or out of range")
+		return 0
+	}
+	p.b = p.b[i:]
+	return v
+}
+
+// permute reorders d's CVEs: the i-th becomes order[i]'s. It is how
+// the index puts them in list order.
+func (d *Details) permute(order []int32) *Details {
+	out := *d
+	out.cves = make([]detailRef, len(order))
+	for p, i := range order {
+		out.cves[p] = d.cves[i]
+	}
+	return &out
+}
+
+// kevAt reports whether the CVE at list position p has a KEV entry.
+func (ix *Index) kevAt(p int32) bool {
+	return ix.details != nil && ix.details.cves[p].kev >= 0
+}
+
+// AppendDetails appends the body of GET /cve/{name}/details:
+// {"name","status","kev","metrics"}. ok is false when there is no such
+// CVE.
+func (ix *Index) AppendDetails(dst []byte, name string) (out []byte, ok bool) {
+	var buf [32]byte
+	key, ok := upper(buf[:0], name)
+	if !ok {
+		return dst, false
+	}
+	p, ok := ix.cveByName[string(key)]
+	if !ok {
+		return dst, false
+	}
+	d := ix.details
+	s := d.strs
+	r := d.cves[p]
+	dst = append(dst, `{"name":"`...)
+	dst = append(dst, key...) // the canonical name: CVE-, digits and a dash
+	dst = append(dst, '"')
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, s[r.status])
+	dst = append(dst, `,"kev":`...)
+	if r.kev < 0 {
+		dst = append(dst, "null"...)
+	} else {
+		for i, key := range [4]string{`{"date_added":`, `,"action_due":`, `,"required_action":`, `,"vulnerability_name":`} {
+			dst = append(dst, key...)
+			dst = appendJSONString(dst, s[d.kevs[r.kev][i]])
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `,"metrics":[`...)
+	for i, m := range d.metrics[r.first : r.first+uint32(r.n)] {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"version":"`...)
+		dst = append(dst, metricVersions[m.version]...)
+		dst = append(dst, `","source":`...)
+		dst = appendJSONString(dst, s[m.source])
+		dst = append(dst, `,"type":`...)
+		dst = appendJSONString(dst, s[m.typ])
+		dst = append(dst, `,"vector":`...)
+		dst = appendJSONString(dst, s[m.vector])
+		dst = append(dst, `,"base_score":`...)
+		dst = strconv.AppendFloat(dst, float64(m.score)/10, 'f', -1, 64)
+		dst = append(dst, `,"base_severity":`...)
+		dst = appendJSONString(dst, s[m.severity])
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...), true
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML-safe; invalid UTF-8 becomes U+FFFD).
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			if r == utf8.RuneError {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,120 @@
+package index
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// detailsCVEs are two CVEs with what details serve: metrics given out of
+// version order, and a KEV entry with texts that need escaping.
+func detailsCVEs() []CVE {
+	return []CVE{
+		{Name: "CVE-2024-0001", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-02 00:00:00Z", Status: "Analyzed", Metrics: []Metric{
+			{Version: "2.0", Source: "nvd@nist.gov", Type: "Primary", Score: 5, Vector: "AV:N/AC:L/Au:N/C:P/I:N/A:N", Severity: "MEDIUM"},
+			{Version: "3.1", Source: "nvd@nist.gov", Type: "Primary", Score: 9.8, Vector: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H", Severity: "CRITICAL"},
+			{Version: "4.0", Source: "cna@example.org", Type: "Secondary", Score: 6.9, Vector: "CVSS:4.0/AV:N", Severity: "MEDIUM"},
+			{Version: "3.1", Source: "cna@example.org", Type: "Secondary", Score: 7.3, Vector: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L", Severity: "HIGH"},
+		}},
+		{Name: "CVE-2024-0002", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-03 00:00:00Z", Status: "", KEV: &KEV{DateAdded: "2024-01-02", RequiredAction: "Apply \"updates\" <now> & \\ then\nreboot\u2028."}},
+	}
+}
+
+// TestDetailsRoundTrip: the stored form (text table and lines) parses
+// back to the same details, and the body is the decisions' shape, with
+// metrics newest version first and record order within a version.
+func TestDetailsRoundTrip(t *testing.T) {
+	b := NewDetailsBuilder()
+	for _, c := range detailsCVEs() {
+		c := c
+		if err := b.Add(&c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := b.Details()
+	var lines [][]byte
+	for i := range d.Len() {
+		lines = append(lines, d.AppendLine(nil, i))
+	}
+	back, err := ParseDetails(d.Strings(), lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(d, back, cmp.AllowUnexported(Details{}, detailRef{}, metricRec{})); diff != "" {
+		t.Errorf("parsed back (-want +got):\n%s", diff)
+	}
+	ix, err := Build(&Data{CVEs: detailsCVEs()}, Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"cve-2024-0001", `{"name":"CVE-2024-0001","status":"Analyzed","kev":null,"metrics":[` +
+			`{"version":"4.0","source":"cna@example.org","type":"Secondary","vector":"CVSS:4.0/AV:N","base_score":6.9,"base_severity":"MEDIUM"},` +
+			`{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H","base_score":9.8,"base_severity":"CRITICAL"},` +
+			`{"version":"3.1","source":"cna@example.org","type":"Secondary","vector":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L","base_score":7.3,"base_severity":"HIGH"},` +
+			`{"version":"2.0","source":"nvd@nist.gov","type":"Primary","vector":"AV:N/AC:L/Au:N/C:P/I:N/A:N","base_score":5,"base_severity":"MEDIUM"}]}`},
+		{"CVE-2024-0002", `{"name":"CVE-2024-0002","status":"","kev":{"date_added":"2024-01-02","action_due":"",` +
+			`"required_action":"Apply \"updates\" \u003cnow\u003e \u0026 \\ then\nreboot\u2028.","vulnerability_name":""},"metrics":[]}`},
+	} {
+		got, ok := ix.AppendDetails(nil, tc.name)
+		if !ok || string(got) != tc.want {
+			t.Errorf("%s: %v\n%s\nwant\n%s", tc.name, ok, got, tc.want)
+		}
+	}
+	if _, ok := ix.AppendDetails(nil, "CVE-2024-0003"); ok {
+		t.Error("unknown CVE found")
+	}
+	if got := ix.CVEs(BandNone).WithKEV(true).Len(); got != 1 {
+		t.Errorf("KEV CVEs: %d, want 1", got)
+	}
+}
+
+// TestParseDetailsRefuses: every index is checked.
+func TestParseDetailsRefuses(t *testing.T) {
+	strs := []string{"", "Analyzed", "nvd@nist.gov", "Primary", "AV:N", "HIGH"}
+	for _, tc := range []struct{ name, line string }{
+		{"empty", ""},
+		{"status out of range", "6 0 0"},
+		{"kev flag 2", "1 2 0"},
+		{"kev texts missing", "1 1 1 1 0"},
+		{"metric missing", "1 0 1"},
+		{"version 4", "1 0 1 4 2 3 4 5 70"},
+		{"score over 10", "1 0 1 1 2 3 4 5 101"},
+		{"trailing", "1 0 0 7"},
+		{"double space", "1  0 0"},
+		{"sign", "1 0 -1"},
+		{"older first", "1 0 2 3 2 3 4 5 70 1 2 3 4 5 70"},
+	} {
+		if _, err := ParseDetails(strs, [][]byte{[]byte(tc.line)}); err == nil {
+			t.Errorf("%s: %q accepted", tc.name, tc.line)
+		}
+	}
+	if _, err := ParseDetails([]string{"x"}, nil); err == nil {
+		t.Error("a table not starting with \"\" accepted")
+	}
+	if _, err := ParseDetails(strs, [][]byte{[]byte("1 0 2 1 2 3 4 5 70 3 2 3 4 5 99")}); err != nil {
+		t.Errorf("a good line refused: %v", err)
+	}
+}
+
+// FuzzParseDetails: any line is parsed or refused, never a panic, and a
+// parsed one writes back as a line that parses to the same details.
+func FuzzParseDetails(f *testing.F) {
+	strs := []string{"", "a", "b", "c", "d", "e"}
+	for _, s := range []string{"1 0 0", "0 1 1 2 3 4 1 1 2 3 4 5 70", "1 0 2 0 1 2 3 4 100 3 5 5 5 5 0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		d, err := ParseDetails(strs, [][]byte{[]byte(line)})
+		if err != nil {
+			return
+		}
+		back, err := ParseDetails(strs, [][]byte{d.AppendLine(nil, 0)})
+		if err != nil {
+			t.Fatalf("%q wrote back as %q, refused: %v", line, d.AppendLine(nil, 0), err)
+		}
+		if diff := cmp.Diff(d, back, cmp.AllowUnexported(Details{}, detailRef{}, metricRec{})); diff != "" {
+			t.Errorf("%q (-first +again):\n%s", line, diff)
+		}
+	})
+}

@@ -1,0 +1,128 @@
+package loader
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// TestMapDetails: status, KEV, vectors and severities of real records,
+// expectations read by hand from ../shared/data/nvd/nvdcve-2.0-sample.json.gz.
+func TestMapDetails(t *testing.T) {
+	cves, err := ReadFeeds([]string{sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*index.CVE{}
+	for i := range cves {
+		byName[cves[i].Name] = &cves[i]
+	}
+	type metric struct{ Version, Source, Type, Vector, Severity string }
+	for _, tc := range []struct {
+		name    string
+		status  string
+		kev     *index.KEV
+		metrics []metric // in record order by version group as mapped: 2.0, 3.1, 3.0, 4.0
+	}{
+		{"CVE-2021-44228", "Analyzed", &index.KEV{DateAdded: "2021-12-10", ActionDue: "2021-12-24",
+			RequiredAction:    "For all affected software assets for which updates exist, the only acceptable remediation actions are: 1) Apply updates; OR 2) remove affected assets from agency networks. Temporary mitigations using one of the measures provided at https://www.cisa.gov/uscert/ed-22-02-apache-log4j-recommended-mitigation-measures are only acceptable until updates are available.",
+			VulnerabilityName: "Apache Log4j2 Remote Code Execution Vulnerability"}, []metric{
+			{"2.0", "nvd@nist.gov", "Primary", "AV:N/AC:M/Au:N/C:C/I:C/A:C", "HIGH"},
+			{"3.1", "nvd@nist.gov", "Primary", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H", "CRITICAL"},
+			{"3.1", "134c704f-9b21-4f2e-91b3-4a467353bcc0", "Secondary", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H", "CRITICAL"},
+		}},
+		{"CVE-2024-5732", "Analyzed", nil, []metric{
+			{"2.0", "cna@vuldb.com", "Secondary", "AV:N/AC:L/Au:N/C:P/I:P/A:P", "HIGH"},
+			{"3.1", "nvd@nist.gov", "Primary", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H", "CRITICAL"},
+			{"3.1", "cna@vuldb.com", "Secondary", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L", "HIGH"},
+			{"4.0", "cna@vuldb.com", "Secondary", "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:L/VI:L/VA:L/SC:N/SI:N/SA:N/E:X/CR:X/IR:X/AR:X/MAV:X/MAC:X/MAT:X/MPR:X/MUI:X/MVC:X/MVI:X/MVA:X/MSC:X/MSI:X/MSA:X/S:X/AU:X/R:X/V:X/RE:X/U:X", "MEDIUM"},
+		}},
+		{"CVE-2023-47488", "Awaiting Analysis", nil, nil},
+		{"CVE-2024-5777", "Rejected", nil, nil},
+	} {
+		c := byName[tc.name]
+		if c == nil {
+			t.Errorf("%s: not in the sample", tc.name)
+			continue
+		}
+		if c.Status != tc.status {
+			t.Errorf("%s: status %q, want %q", tc.name, c.Status, tc.status)
+		}
+		if diff := cmp.Diff(tc.kev, c.KEV); diff != "" {
+			t.Errorf("%s: kev (-want +got):\n%s", tc.name, diff)
+		}
+		var got []metric
+		for _, m := range c.Metrics {
+			got = append(got, metric{m.Version, m.Source, m.Type, m.Vector, m.Severity})
+		}
+		if diff := cmp.Diff(tc.metrics, got); diff != "" {
+			t.Errorf("%s: metrics (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	kev := 0
+	for i := range cves {
+		if cves[i].KEV != nil {
+			kev++
+		}
+	}
+	if kev != 8 {
+		t.Errorf("%d CVEs with a KEV entry, want the sample's 8", kev)
+	}
+}
+
+// TestPreviousFormatUpgrade: a snapshot of format version 3 is refused by
+// Load and Validate with a message that says to rebuild, and a build
+// with it as -previous keeps its reports and ids.
+func TestPreviousFormatUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	cwe, feedFile := smallInputs(t, dir)
+	v3 := filepath.Join(dir, "v3")
+	if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{feedFile}, Out: v3, Time: buildTime}); err != nil {
+		t.Fatal(err)
+	}
+	// Make it a version 3 snapshot: no details files, version 3.
+	raw, err := os.ReadFile(filepath.Join(v3, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = 3
+	files := m["files"].(map[string]any)
+	delete(files, keyDetails)
+	delete(files, keyStrings)
+	os.Remove(filepath.Join(v3, fileDetails))
+	os.Remove(filepath.Join(v3, fileStrings))
+	raw, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(v3, ManifestName), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "format version 3 is older than this vulnd's 4: rebuild the snapshot with this vulnd"
+	if _, _, err := Load(v3); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load of v3: %v, want %q", err, want)
+	}
+	if _, err := Validate(v3); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Validate of v3: %v, want %q", err, want)
+	}
+	changed := mustWrite(t, filepath.Join(dir, "feed2.json"), feed(record("CVE-2024-0001", "2024-02-01T00:00:00.000", "y")))
+	next := filepath.Join(dir, "next")
+	if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{changed}, Out: next, Previous: v3, Time: buildTime.Add(24 * time.Hour)}); err != nil {
+		t.Fatalf("build with a v3 -previous: %v", err)
+	}
+	ix, got, err := Load(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != FormatVersion || got.Counts.Reports != 1 || ix.Counts().Reports != 1 {
+		t.Errorf("after the upgrade: version %d, %d reports, want %d and 1", got.Version, got.Counts.Reports, FormatVersion)
+	}
+}
