@@ -296,7 +296,40 @@ func (g *Generator) draw(s *subject) *CVE {
 	c.Configurations = g.configurations(s)
 	c.CVETags, c.Descriptions = g.text(s)
 	c.References = g.references(s)
+	g.kev(s, c)
 	return c
+}
+
+// kevRate is the share of records with a KEV entry.
+const kevRate = 0.005
+
+// kevActions are CISA's usual required actions.
+var kevActions = []string{
+	"Apply mitigations per vendor instructions or discontinue use of the product if mitigations are unavailable.",
+	"Apply updates per vendor instructions.",
+	"Apply mitigations per vendor instructions, follow applicable BOD 22-01 guidance for cloud services, or discontinue use of the product if mitigations are unavailable.",
+	"The impacted product is end-of-life and should be disconnected if still in use.",
+}
+
+// kevKinds name the flaw in cisaVulnerabilityName.
+var kevKinds = []string{"Remote Code Execution", "Privilege Escalation", "Command Injection", "Use-After-Free",
+	"Improper Authentication", "Path Traversal", "Out-of-Bounds Write", "Deserialization of Untrusted Data"}
+
+// kev gives c a KEV entry on about kevRate of the records (never a
+// rejected one), added some days after publication and due two or three
+// weeks later. It draws from its own hash of (seed, record), so the rest
+// of the record does not depend on it.
+func (g *Generator) kev(s *subject, c *CVE) {
+	h := mix(g.plan.cfg.Seed, uint64(s.i), 0x6b6576) // "kev"
+	if float64(h>>11)/(1<<53) >= kevRate || s.status == "Rejected" {
+		return
+	}
+	h2 := splitmix(h)
+	added := min(s.pub+int64(h2%400)*dayMS, limitMS)
+	c.CISAExploitAdd = time.UnixMilli(added).UTC().Format(time.DateOnly)
+	c.CISAActionDue = time.UnixMilli(added + int64(14+7*(h2>>20%2))*dayMS).UTC().Format(time.DateOnly)
+	c.CISARequiredAction = kevActions[h2>>24%uint64(len(kevActions))]
+	c.CISAVulnerabilityName = "Synthetic " + kevKinds[h2>>32%uint64(len(kevKinds))] + " Vulnerability"
 }
 
 func (g *Generator) core(i int) subject {

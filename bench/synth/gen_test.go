@@ -690,3 +690,44 @@ func TestFlags(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestKEVShape: about 0.5 % of the records carry a KEV entry shaped like
+// NVD's (dates YYYY-MM-DD, due two or three weeks after the addition,
+// never on a rejected record).
+func TestKEVShape(t *testing.T) {
+	const n = 40000
+	p, err := NewPlan(Config{CVEs: n, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.Generator()
+	kev := 0
+	for i := range n {
+		c := g.Record(i)
+		if c.CISAExploitAdd == "" {
+			if c.CISAActionDue != "" || c.CISARequiredAction != "" || c.CISAVulnerabilityName != "" {
+				t.Fatalf("%s: KEV fields without cisaExploitAdd", c.ID)
+			}
+			continue
+		}
+		kev++
+		added, err1 := time.Parse(time.DateOnly, c.CISAExploitAdd)
+		due, err2 := time.Parse(time.DateOnly, c.CISAActionDue)
+		pub, err3 := time.Parse("2006-01-02T15:04:05.000", c.Published)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: dates %q %q %q", c.ID, c.CISAExploitAdd, c.CISAActionDue, c.Published)
+		}
+		if d := due.Sub(added); d != 14*24*time.Hour && d != 21*24*time.Hour {
+			t.Errorf("%s: due %v after the addition", c.ID, d)
+		}
+		if added.Before(pub.Truncate(24 * time.Hour)) {
+			t.Errorf("%s: added %s before published %s", c.ID, c.CISAExploitAdd, c.Published)
+		}
+		if c.VulnStatus == "Rejected" || c.CISARequiredAction == "" || c.CISAVulnerabilityName == "" {
+			t.Errorf("%s: status %s, action %q, name %q", c.ID, c.VulnStatus, c.CISARequiredAction, c.CISAVulnerabilityName)
+		}
+	}
+	if kev < n*3/1000 || kev > n*7/1000 {
+		t.Errorf("%d of %d records with a KEV entry, want about 0.5 %%", kev, n)
+	}
+}
