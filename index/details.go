@@ -1,11 +1,13 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -27,17 +29,26 @@ type KEV struct {
 // it, so that the GC has no pointers to follow in them. The body is
 // written per request (AppendDetails).
 type Details struct {
-	strs    []string // strs[0] is ""
-	cves    []detailRef
-	metrics []metricRec
+	strs []string // strs[0] is ""
+	cves []detailRef
+	// metrics are kept in the pieces they were parsed in (one per chunk of
+	// the stored file), so loading never copies them into one array.
+	metrics [][]metricRec
 	kevs    [][4]uint32 // into strs: date_added, action_due, required_action, vulnerability_name
+	mu      sync.Mutex  // guards kevs while chunks are parsed
 }
 
 type detailRef struct {
-	first  uint32 // metrics[first : first+n]
+	first  uint32 // metrics[piece][first : first+n]
 	status uint32 // into strs
 	kev    int32  // into kevs; -1 for none
 	n      uint16
+	piece  uint16
+}
+
+// metricsOf returns the metrics of r.
+func (d *Details) metricsOf(r detailRef) []metricRec {
+	return d.metrics[r.piece][r.first : r.first+uint32(r.n)]
 }
 
 type metricRec struct {
@@ -67,7 +78,7 @@ type DetailsBuilder struct {
 
 // NewDetailsBuilder returns an empty builder.
 func NewDetailsBuilder() *DetailsBuilder {
-	return &DetailsBuilder{d: Details{strs: []string{""}}, ids: map[string]uint32{"": 0}}
+	return &DetailsBuilder{d: Details{strs: []string{""}, metrics: [][]metricRec{nil}}, ids: map[string]uint32{"": 0}}
 }
 
 func (b *DetailsBuilder) intern(s string) uint32 {
@@ -86,13 +97,17 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	if len(c.Metrics) > math.MaxUint16 {
 		return fmt.Errorf("%s: %d CVSS metrics", c.Name, len(c.Metrics))
 	}
-	ref := detailRef{first: uint32(len(b.d.metrics)), status: b.intern(c.Status), kev: -1, n: uint16(len(c.Metrics))}
+	ms := b.d.metrics[0]
+	if len(ms) > math.MaxUint32-len(c.Metrics) {
+		return fmt.Errorf("%s: too many CVSS metrics in all", c.Name)
+	}
+	ref := detailRef{first: uint32(len(ms)), status: b.intern(c.Status), kev: -1, n: uint16(len(c.Metrics))}
 	if c.KEV != nil {
 		k := c.KEV
 		ref.kev = int32(len(b.d.kevs))
 		b.d.kevs = append(b.d.kevs, [4]uint32{b.intern(k.DateAdded), b.intern(k.ActionDue), b.intern(k.RequiredAction), b.intern(k.VulnerabilityName)})
 	}
-	start := len(b.d.metrics)
+	start := len(ms)
 	for _, m := range c.Metrics {
 		v, ok := versionCode(m.Version)
 		if !ok {
@@ -101,12 +116,13 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		if math.IsNaN(m.Score) || m.Score < 0 || m.Score > 10 {
 			return fmt.Errorf("%s: CVSS score %v", c.Name, m.Score)
 		}
-		b.d.metrics = append(b.d.metrics, metricRec{
+		ms = append(ms, metricRec{
 			source: b.intern(m.Source), vector: b.intern(m.Vector), typ: b.intern(m.Type),
 			severity: b.intern(m.Severity), score: uint16(math.Round(m.Score * 10)), version: v,
 		})
 	}
-	slices.SortStableFunc(b.d.metrics[start:], func(x, y metricRec) int { return int(x.version) - int(y.version) })
+	slices.SortStableFunc(ms[start:], func(x, y metricRec) int { return int(x.version) - int(y.version) })
+	b.d.metrics[0] = ms
 	b.d.cves = append(b.d.cves, ref)
 	return nil
 }
@@ -114,7 +130,7 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 // Details returns what was added; the builder is not to be used again.
 func (b *DetailsBuilder) Details() *Details {
 	d := &b.d
-	d.strs, d.cves, d.metrics, d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics), slices.Clip(d.kevs)
+	d.strs, d.cves, d.metrics[0], d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics[0]), slices.Clip(d.kevs)
 	return d
 }
 
@@ -154,7 +170,7 @@ func (d *Details) AppendLine(dst []byte, i int) []byte {
 	}
 	dst = append(dst, ' ')
 	dst = strconv.AppendUint(dst, uint64(r.n), 10)
-	for _, m := range d.metrics[r.first : r.first+uint32(r.n)] {
+	for _, m := range d.metricsOf(r) {
 		for _, v := range [...]uint32{uint32(m.version), m.source, m.typ, m.vector, m.severity, uint32(m.score)} {
 			dst = append(dst, ' ')
 			dst = strconv.AppendUint(dst, uint64(v), 10)
@@ -163,53 +179,138 @@ func (d *Details) AppendLine(dst []byte, i int) []byte {
 	return dst
 }
 
-// ErrDetails is wrapped by ParseDetails' errors.
+// ErrDetails is wrapped by the errors of a details record.
 var ErrDetails = errors.New("bad details record")
 
-// ParseDetails rebuilds a Details from its stored form: the text table
-// and one line per CVE (see AppendLine). Every index is checked.
-func ParseDetails(strs []string, lines [][]byte) (*Details, error) {
+// DetailsLoader rebuilds a Details from its stored form (see AppendLine):
+// the text table, then the lines of the CVEs in pieces (the chunks of a
+// snapshot file), which may be parsed at the same time on several
+// goroutines. Every index is checked.
+type DetailsLoader struct {
+	d    *Details
+	seen []bool // per piece
+}
+
+// NewDetailsLoader starts a Details of cves CVEs stored in pieces pieces.
+func NewDetailsLoader(strs []string, cves, pieces int) (*DetailsLoader, error) {
 	if len(strs) == 0 || strs[0] != "" {
 		return nil, fmt.Errorf("%w: the text table does not start with \"\"", ErrDetails)
 	}
-	d := &Details{strs: strs, cves: make([]detailRef, len(lines))}
-	n := uint64(len(strs))
-	for i, line := range lines {
-		p := numParser{b: line}
-		text := func() uint32 {
-			v := p.next(n - 1)
-			return uint32(v)
-		}
-		r := detailRef{status: text(), kev: -1}
-		switch p.next(1) {
-		case 1:
-			r.kev = int32(len(d.kevs))
-			d.kevs = append(d.kevs, [4]uint32{text(), text(), text(), text()})
-		}
-		cnt := p.next(math.MaxUint16)
-		r.n, r.first = uint16(cnt), uint32(len(d.metrics))
-		for range cnt {
-			if p.err != nil {
-				break
-			}
-			ver := p.next(uint64(len(metricVersions) - 1))
-			m := metricRec{version: uint8(ver), source: text(), typ: text(), vector: text(), severity: text()}
-			m.score = uint16(p.next(100))
-			if k := len(d.metrics); k > int(r.first) && d.metrics[k-1].version > m.version {
-				p.fail("metrics not newest version first")
-			}
-			d.metrics = append(d.metrics, m)
-		}
-		if p.err == nil && len(p.b) > 0 {
-			p.fail("trailing bytes")
-		}
-		if p.err != nil {
-			return nil, fmt.Errorf("%w %d: %v", ErrDetails, i+1, p.err)
-		}
-		d.cves[i] = r
+	if pieces > math.MaxUint16+1 || len(strs) > math.MaxUint32 {
+		return nil, fmt.Errorf("%w: %d pieces, %d texts", ErrDetails, pieces, len(strs))
 	}
-	d.metrics = slices.Clip(d.metrics)
-	return d, nil
+	d := &Details{strs: strs, cves: make([]detailRef, cves), metrics: make([][]metricRec, pieces)}
+	return &DetailsLoader{d: d, seen: make([]bool, pieces)}, nil
+}
+
+// ParsePiece parses piece p, whose lines (each ending in a newline) are
+// the CVEs from first on. The metrics are counted first, so the piece's
+// array is allocated once at its exact size.
+func (l *DetailsLoader) ParsePiece(p, first int, data []byte) error {
+	d := l.d
+	if p < 0 || p >= len(d.metrics) || l.seen[p] {
+		return fmt.Errorf("%w: piece %d", ErrDetails, p)
+	}
+	l.seen[p] = true
+	total := 0
+	for rest := data; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return fmt.Errorf("%w: piece %d does not end in a newline", ErrDetails, p)
+		}
+		pp := numParser{b: rest[:i]}
+		pp.next(math.MaxUint32)
+		if pp.next(1) == 1 {
+			for range 4 {
+				pp.next(math.MaxUint32)
+			}
+		}
+		total += int(pp.next(math.MaxUint16))
+		rest = rest[i+1:]
+	}
+	if total > math.MaxUint32 {
+		return fmt.Errorf("%w: piece %d holds %d metrics", ErrDetails, p, total)
+	}
+	ms := make([]metricRec, 0, total)
+	n := uint64(len(d.strs))
+	for k := first; len(data) > 0; k++ {
+		i := bytes.IndexByte(data, '\n')
+		if k >= len(d.cves) {
+			return fmt.Errorf("%w: more lines than the %d CVEs", ErrDetails, len(d.cves))
+		}
+		var err error
+		if d.cves[k], ms, err = l.parseLine(data[:i], n, uint16(p), ms); err != nil {
+			return fmt.Errorf("%w %d: %v", ErrDetails, k+1, err)
+		}
+		data = data[i+1:]
+	}
+	d.metrics[p] = ms
+	return nil
+}
+
+// parseLine parses one CVE's line, appending its metrics to ms.
+func (l *DetailsLoader) parseLine(line []byte, n uint64, piece uint16, ms []metricRec) (detailRef, []metricRec, error) {
+	p := numParser{b: line}
+	text := func() uint32 { return uint32(p.next(n - 1)) }
+	r := detailRef{status: text(), kev: -1, piece: piece}
+	if p.next(1) == 1 && p.err == nil {
+		k := [4]uint32{text(), text(), text(), text()}
+		l.d.mu.Lock()
+		r.kev = int32(len(l.d.kevs))
+		l.d.kevs = append(l.d.kevs, k)
+		l.d.mu.Unlock()
+	}
+	cnt := p.next(math.MaxUint16)
+	r.n, r.first = uint16(cnt), uint32(len(ms))
+	for range cnt {
+		if p.err != nil {
+			break
+		}
+		m := metricRec{version: uint8(p.next(uint64(len(metricVersions) - 1))), source: text(), typ: text(), vector: text(), severity: text()}
+		m.score = uint16(p.next(100))
+		if k := len(ms); k > int(r.first) && ms[k-1].version > m.version {
+			p.fail("metrics not newest version first")
+		}
+		if len(ms) == cap(ms) {
+			p.fail("more metrics than counted")
+			break
+		}
+		ms = append(ms, m)
+	}
+	if p.err == nil && len(p.b) > 0 {
+		p.fail("trailing bytes")
+	}
+	return r, ms, p.err
+}
+
+// Details returns the Details once every piece is parsed.
+func (l *DetailsLoader) Details() (*Details, error) {
+	for p, ok := range l.seen {
+		if !ok {
+			return nil, fmt.Errorf("%w: piece %d not parsed", ErrDetails, p)
+		}
+	}
+	return l.d, nil
+}
+
+// ParseDetails rebuilds a Details from its text table and one line per
+// CVE, as one piece.
+func ParseDetails(strs []string, lines [][]byte) (*Details, error) {
+	l, err := NewDetailsLoader(strs, len(lines), 1)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	for _, line := range lines {
+		if bytes.IndexByte(line, '\n') >= 0 {
+			return nil, fmt.Errorf("%w: a newline inside a line", ErrDetails)
+		}
+		data = append(append(data, line...), '\n')
+	}
+	if err := l.ParsePiece(0, 0, data); err != nil {
+		return nil, err
+	}
+	return l.Details()
 }
 
 // numParser reads space-separated decimal numbers.
@@ -251,15 +352,28 @@ func (p *numParser) next(max uint64) uint64 {
 	return v
 }
 
-// permute reorders d's CVEs: the i-th becomes order[i]'s. It is how
-// the index puts them in list order.
-func (d *Details) permute(order []int32) *Details {
-	out := *d
-	out.cves = make([]detailRef, len(order))
-	for p, i := range order {
-		out.cves[p] = d.cves[i]
+// permute reorders d's CVEs in place: the one at order[p] moves to p.
+// It is how the index puts them in list order, without a second array.
+func (d *Details) permute(order []int32) {
+	done := make([]bool, len(order))
+	for start := range order {
+		if done[start] {
+			continue
+		}
+		// Follow the cycle: position p takes what was at order[p].
+		tmp := d.cves[start]
+		p := start
+		for {
+			done[p] = true
+			from := int(order[p])
+			if from == start {
+				d.cves[p] = tmp
+				break
+			}
+			d.cves[p] = d.cves[from]
+			p = from
+		}
 	}
-	return &out
 }
 
 // kevAt reports whether the CVE at list position p has a KEV entry.
@@ -299,7 +413,7 @@ func (ix *Index) AppendDetails(dst []byte, name string) (out []byte, ok bool) {
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"metrics":[`...)
-	for i, m := range d.metrics[r.first : r.first+uint32(r.n)] {
+	for i, m := range d.metricsOf(r) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}

@@ -1,9 +1,11 @@
 package index
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // detailsCVEs are two CVEs with what details serve: metrics given out of
@@ -40,7 +42,7 @@ func TestDetailsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(d, back, cmp.AllowUnexported(Details{}, detailRef{}, metricRec{})); diff != "" {
+	if diff := cmp.Diff(d, back, cmp.AllowUnexported(Details{}, detailRef{}, metricRec{}), cmpopts.IgnoreTypes(sync.Mutex{})); diff != "" {
 		t.Errorf("parsed back (-want +got):\n%s", diff)
 	}
 	ix, err := Build(&Data{CVEs: detailsCVEs()}, Meta{})
@@ -113,8 +115,39 @@ func FuzzParseDetails(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q wrote back as %q, refused: %v", line, d.AppendLine(nil, 0), err)
 		}
-		if diff := cmp.Diff(d, back, cmp.AllowUnexported(Details{}, detailRef{}, metricRec{})); diff != "" {
+		if diff := cmp.Diff(d, back, cmp.AllowUnexported(Details{}, detailRef{}, metricRec{}), cmpopts.IgnoreTypes(sync.Mutex{})); diff != "" {
 			t.Errorf("%q (-first +again):\n%s", line, diff)
 		}
 	})
+}
+
+// TestDetailsPieces: a Details loaded in pieces, in any order, serves
+// each CVE's own metrics.
+func TestDetailsPieces(t *testing.T) {
+	strs := []string{"", "Analyzed", "src", "Primary", "V1", "HIGH", "V2"}
+	l, err := NewDetailsLoader(strs, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ParsePiece(1, 2, []byte("1 0 1 1 2 3 6 5 75\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Details(); err == nil {
+		t.Error("Details before every piece is parsed")
+	}
+	if err := l.ParsePiece(0, 0, []byte("1 0 1 1 2 3 4 5 70\n0 0 0\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ParsePiece(0, 0, []byte("0 0 0\n")); err == nil {
+		t.Error("a piece parsed twice")
+	}
+	d, err := l.Details()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"1 0 1 1 2 3 4 5 70", "0 0 0", "1 0 1 1 2 3 6 5 75"} {
+		if got := string(d.AppendLine(nil, i)); got != want {
+			t.Errorf("CVE %d: %q, want %q", i, got, want)
+		}
+	}
 }

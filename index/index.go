@@ -302,7 +302,8 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 		}()
 	}
 	err := ix.placeCVEs(in, order)
-	ix.details = details.permute(order)
+	details.permute(order)
+	ix.details = details
 	for p, r := range ix.details.cves {
 		if r.kev >= 0 {
 			ix.kevs = append(ix.kevs, int32(p))

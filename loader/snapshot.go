@@ -465,16 +465,22 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	details, err := buildDetails(d.CVEs)
+	// The index reorders the details it is given; the file keeps them in
+	// the order of the CVE bodies, so it gets its own.
+	check, err := buildDetails(d.CVEs)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	ix, err := index.BuildEntries(d.CWEs, entries, details, d.Reports, index.Meta{})
+	ix, err := index.BuildEntries(d.CWEs, entries, check, d.Reports, index.Meta{})
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	m.Counts = ix.Counts()
-	ix, entries = nil, nil
+	ix, entries, check = nil, nil, nil
+	details, err := buildDetails(d.CVEs)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
 
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
@@ -680,14 +686,26 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	}); err != nil {
 		return nil, wrap(keyStrings, err)
 	}
-	lines := make([][]byte, m.Files[keyDetails].Records)
-	if err := eachRecord(dir, m.Files[keyDetails], dec, func(n int, line []byte) error {
-		lines[n] = line
-		return nil
+	fi := m.Files[keyDetails]
+	if fi.Records != m.Files[keyCVEs].Records {
+		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", fi.Records, m.Files[keyCVEs].Records))
+	}
+	l, err := index.NewDetailsLoader(strs, fi.Records, len(fi.Chunks))
+	if err != nil {
+		return nil, wrap(keyDetails, err)
+	}
+	firsts := make([]int, len(fi.Chunks)) // the number of each chunk's first record
+	for i := 1; i < len(firsts); i++ {
+		firsts[i] = firsts[i-1] + fi.Chunks[i-1].Records
+	}
+	// Each chunk is parsed as it is decoded, on the decoding goroutines,
+	// and its text dropped: nothing of the file is kept but the records.
+	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyDetails, err)
 	}
-	d, err := index.ParseDetails(strs, lines)
+	d, err := l.Details()
 	if err != nil {
 		return nil, wrap(keyDetails, err)
 	}
