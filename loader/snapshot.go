@@ -340,8 +340,26 @@ func readManifest(dir string, old bool) (Manifest, string, error) {
 	if err != nil {
 		return Manifest{}, "", fmt.Errorf("loader: snapshot %s: %s: %w", dir, ManifestName, err)
 	}
+	return m, manifestID(raw), nil
+}
+
+// manifestID is a snapshot's id: a hash of its manifest's bytes, which
+// hold the sum of every data file and the build time.
+func manifestID(raw []byte) string {
 	sum := sha256.Sum256(raw)
-	return m, hex.EncodeToString(sum[:12]), nil
+	return hex.EncodeToString(sum[:12])
+}
+
+// ID returns the id of the snapshot in dir from its manifest alone, as
+// Load would give it, without reading or checking anything else: a
+// server compares it with the id it serves to skip a reload of the same
+// snapshot.
+func ID(dir string) (string, error) {
+	raw, err := readManifestBytes(dir)
+	if err != nil {
+		return "", err
+	}
+	return manifestID(raw), nil
 }
 
 func readManifestBytes(dir string) ([]byte, error) {

@@ -31,7 +31,7 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 		http: httpapi.NewMetrics(reg),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vulnd_reloads_total",
-			Help: "Snapshot loads (the first one and every SIGHUP), by outcome: success or failure.",
+			Help: "Snapshot loads (the first one and every SIGHUP), by outcome: success, failure, or unchanged (the snapshot served was found again and not loaded).",
 		}, []string{"outcome"}),
 		lastFailure: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "vulnd_reload_last_failure_info",
@@ -49,6 +49,7 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 	// Both outcomes are shown from the start, so rate() sees the first failure.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
+	m.reloads.WithLabelValues("unchanged")
 	built := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "vulnd_snapshot_build_timestamp_seconds",
 		Help: "When the serving snapshot was built (its built_at), in Unix seconds; the data's age is time() minus this.",
@@ -92,6 +93,16 @@ func (m *serveMetrics) reloaded(err error, took time.Duration) {
 	m.reloads.WithLabelValues("success").Inc()
 	m.loadedAt.SetToCurrentTime()
 	m.loadTime.Set(took.Seconds())
+}
+
+// unchanged records a reload that found the snapshot served: the
+// directory is good again, so a past failure no longer stands.
+func (m *serveMetrics) unchanged() {
+	if m == nil {
+		return
+	}
+	m.lastFailure.Reset()
+	m.reloads.WithLabelValues("unchanged").Inc()
 }
 
 // recordsCollector reports the serving snapshot's counts at each scrape.

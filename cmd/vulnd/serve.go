@@ -261,7 +261,27 @@ func (m *Main) APIAddr() string { return m.apiLn.Addr().String() }
 // current index stays and the error is returned, and logged unless this
 // was the first load (Open returns it then).
 func (m *Main) Reload() error {
-	first := m.cur.Load() == nil
+	_, err := m.reload()
+	return err
+}
+
+// reload is Reload, also telling whether a new index was swapped in. A
+// snapshot whose manifest is the one served (same id) is not decoded
+// again: a SIGHUP sent before the refresh moved a new snapshot into
+// place costs a manifest read, not a full load.
+func (m *Main) reload() (swapped bool, err error) {
+	cur := m.cur.Load()
+	first := cur == nil
+	if !first {
+		if id, err := loader.ID(m.Snapshot); err == nil && id == cur.Meta().ID {
+			m.Log.Info("snapshot unchanged; not loaded again", "dir", m.Snapshot, "id", id)
+			m.metrics.unchanged()
+			if m.OnReload != nil {
+				m.OnReload(nil)
+			}
+			return false, nil
+		}
+	}
 	start := time.Now()
 	ix, man, err := loader.Load(m.Snapshot)
 	took := time.Since(start)
@@ -274,14 +294,14 @@ func (m *Main) Reload() error {
 			m.Log.Error("reload failed; keeping the current snapshot", "dir", m.Snapshot, "err", err,
 				"duration", took.Round(time.Millisecond))
 		}
-		return err
+		return false, err
 	}
 	m.cur.Store(ix)
 	c := man.Counts
 	m.Log.Info("snapshot loaded", "dir", m.Snapshot, "id", ix.Meta().ID, "built_at", man.BuiltAt,
 		"cves", c.CVEs, "cwes", c.CWEs, "vendors", c.Vendors, "products", c.Products, "reports", c.Reports,
 		"alerts", c.Alerts, "duration", took.Round(time.Millisecond))
-	return nil
+	return true, nil
 }
 
 // Run handles signals until SIGTERM or SIGINT, then drains and returns.
@@ -289,12 +309,15 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 	for sig := range sigs {
 		switch sig {
 		case syscall.SIGHUP:
-			m.Reload() // logged; the old snapshot keeps serving on error
-			// The replaced index (or a failed load's buffers) is garbage
-			// now: hand its memory back to the OS at once, so RSS returns
-			// to one snapshot's worth instead of waiting for the
-			// scavenger, which a reload storm outruns.
-			debug.FreeOSMemory()
+			// Logged; the old snapshot keeps serving on error.
+			if swapped, err := m.reload(); swapped || err != nil {
+				// The replaced index (or a failed load's buffers) is
+				// garbage now: hand its memory back to the OS at once,
+				// so RSS returns to one snapshot's worth instead of
+				// waiting for the scavenger, which a reload storm
+				// outruns.
+				debug.FreeOSMemory()
+			}
 		case syscall.SIGTERM, syscall.SIGINT:
 			m.drain(sig, sigs)
 			return m.Close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
@@ -356,4 +359,32 @@ func freePort(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// TestReloadUnchanged: a SIGHUP that finds the snapshot served (same
+// manifest) does not load it again; a changed one is loaded.
+func TestReloadUnchanged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "current")
+	version(t, dir, "v0", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	var logs syncBuffer
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	first := m.cur.Load()
+	swapped, err := m.reload()
+	if err != nil || swapped || m.cur.Load() != first {
+		t.Fatalf("reload of the same snapshot: swapped %v, err %v, same index %v", swapped, err, m.cur.Load() == first)
+	}
+	if !strings.Contains(logs.String(), "snapshot unchanged; not loaded again") {
+		t.Errorf("log lacks the skip:\n%s", logs.String())
+	}
+	if got := testutil.ToFloat64(m.metrics.reloads.WithLabelValues("unchanged")); got != 1 {
+		t.Errorf("reloads{outcome=unchanged} = %v, want 1", got)
+	}
+	version(t, dir, "v1", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	if swapped, err := m.reload(); err != nil || !swapped || m.cur.Load() == first {
+		t.Fatalf("reload of a new snapshot: swapped %v, err %v", swapped, err)
+	}
 }
