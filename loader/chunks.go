@@ -136,6 +136,11 @@ func newDecoder() (*zstd.Decoder, error) {
 		zstd.WithDecoderMaxMemory(maxChunkBytes))
 }
 
+// decoder is the process's one snapshot decoder, made on first use and
+// never closed: DecodeAll is safe for concurrent use, so every load, a
+// reload during a validate included, shares it and its buffers.
+var decoder = sync.OnceValues(newDecoder)
+
 // decodeFile decodes a data file chunk by chunk. The chunks are read,
 // checked and decoded by several goroutines, each chunk into a buffer of
 // its own that each (if set) is then called with, from the same goroutine,

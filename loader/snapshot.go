@@ -136,11 +136,10 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	dec, err := newDecoder()
+	dec, err := decoder()
 	if err != nil {
 		return nil, Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
-	defer dec.Close()
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
@@ -236,11 +235,10 @@ func read(dir string, old bool) (*Snapshot, [][]byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dec, err := newDecoder()
+	dec, err := decoder()
 	if err != nil {
 		return nil, nil, fmt.Errorf("loader: zstd: %w", err)
 	}
-	defer dec.Close()
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
