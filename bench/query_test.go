@@ -14,7 +14,7 @@ import (
 
 // biggest returns the name of the item of l (vendors or CWEs) whose CVE
 // list, by cves, is longest.
-func biggest(b *testing.B, l index.List, cves func(string) (index.List, bool)) (string, int) {
+func biggest(b *testing.B, l index.List, cves func(string) (index.CVEList, bool)) (string, int) {
 	b.Helper()
 	best, n := "", -1
 	for i := range l.Len() {

@@ -19,7 +19,7 @@ import (
 
 // cveFilters narrows l by kev, updated_since and published_since and answers it
 // as a page or, with format=ndjson, as the whole list.
-func (c *call) cveFilters(l index.List) ([]byte, error) {
+func (c *call) cveFilters(l index.CVEList) ([]byte, error) {
 	raw := c.r.URL.RawQuery
 	if v, ok, err := queryValue(raw, "kev"); err != nil {
 		return nil, err
@@ -38,10 +38,10 @@ func (c *call) cveFilters(l index.List) ([]byte, error) {
 	for _, f := range [...]struct {
 		key string
 		err *apiError
-		cut func(index.List, uint64) index.List
+		cut func(index.CVEList, uint64) index.CVEList
 	}{
-		{"updated_since", errBadUpdatedSince, index.List.UpdatedSince},
-		{"published_since", errBadPublishedSince, index.List.PublishedSince},
+		{"updated_since", errBadUpdatedSince, index.CVEList.UpdatedSince},
+		{"published_since", errBadPublishedSince, index.CVEList.PublishedSince},
 	} {
 		v, ok, err := queryValue(raw, f.key)
 		if err != nil {
@@ -63,7 +63,7 @@ func (c *call) cveFilters(l index.List) ([]byte, error) {
 	}
 	switch {
 	case !ok || format == "json":
-		return c.page(l)
+		return c.page(l.List)
 	case format == "ndjson":
 		if _, err := parsePage(raw); err != nil {
 			return nil, err
@@ -134,7 +134,7 @@ func cveList(c *call) ([]byte, error) {
 	// band CVE by CVE, which costs what the vendor's list costs; a CWE or
 	// band alone is its own list. A CWE list much shorter than the
 	// vendor's is intersected with it instead.
-	var cweList, vendorList index.List
+	var cweList, vendorList index.CVEList
 	if hasCWE {
 		m, ok := c.ix.CWECVEs(cwe)
 		if !ok {
@@ -144,7 +144,7 @@ func cveList(c *call) ([]byte, error) {
 		c.keep("cwe", cwe)
 	}
 	if hasVendor {
-		var m index.List
+		var m index.CVEList
 		ok := false
 		switch {
 		case hasVersion:
@@ -166,7 +166,7 @@ func cveList(c *call) ([]byte, error) {
 			c.keep("version", version)
 		}
 	}
-	var l index.List
+	var l index.CVEList
 	switch {
 	case !hasVendor && !hasCWE:
 		l = c.ix.CVEs(b)
@@ -250,7 +250,7 @@ func productCVEs(c *call) ([]byte, error) {
 	}
 	vendor, product := c.param("vendor"), c.param("product")
 	var (
-		l            index.List
+		l            index.CVEList
 		vendorOK, ok bool
 	)
 	if hasVersion {

@@ -51,10 +51,10 @@ import (
 // pass over its ranges comparing integers, and at most one allocation,
 // to merge what several of these found. The product's first query builds
 // those tables, once, from the CPEs kept at load.
-func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l List, vendorOK, ok bool) {
+func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l CVEList, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
-		return List{}, vendorOK, false
+		return CVEList{}, vendorOK, false
 	}
 	return ix.cveList(p.affected().match(version), false), true, true
 }

@@ -160,7 +160,7 @@ func TestProductCVEsAtRules(t *testing.T) {
 		for _, c := range tc.want {
 			want = append(want, fmt.Sprintf("CVE-2024-%04d", 1000+int(c)))
 		}
-		if diff := cmp.Diff(want, listNames(t, l)); diff != "" {
+		if diff := cmp.Diff(want, listNames(t, l.List)); diff != "" {
 			t.Errorf("%s/%s at %q (%s) (-want +got):\n%s", tc.vendor, tc.product, tc.version, tc.why, diff)
 		}
 	}
@@ -338,7 +338,7 @@ func TestProductCVEsAtAgainstRules(t *testing.T) {
 	}
 	for _, product := range []string{"p", "q", "r"} {
 		all, _, _ := ix.ProductCVEs("v", product)
-		allNames := listNames(t, all)
+		allNames := listNames(t, all.List)
 		byName := map[string]*CVE{}
 		for i := range d.CVEs {
 			byName[d.CVEs[i].Name] = &d.CVEs[i]
@@ -353,7 +353,7 @@ func TestProductCVEsAtAgainstRules(t *testing.T) {
 				}
 			}
 			l, _, _ := ix.ProductCVEsAt("v", product, asked)
-			if diff := cmp.Diff(want, listNames(t, l)); diff != "" {
+			if diff := cmp.Diff(want, listNames(t, l.List)); diff != "" {
 				t.Errorf("v/%s at %q (-want +got):\n%s", product, asked, diff)
 			}
 		}

@@ -28,12 +28,12 @@ func TimeKey(t time.Time) uint64 {
 	return ((((uint64(y)*100+uint64(mo))*100+uint64(d))*100+uint64(h))*100+uint64(mi))*100 + uint64(s)
 }
 
-// isCVEList reports whether l lists CVE summaries of ix.
-func (l List) isCVEList() bool { return l.ix != nil }
+// isCVEList reports whether l is a list of an index (not the zero CVEList).
+func (l CVEList) isCVEList() bool { return l.ix != nil }
 
 // positions returns l's CVE positions: its ids, or for the whole list
 // (or a prefix of it) every position below its length.
-func (l List) positions() ([]int32, bool) {
+func (l CVEList) positions() ([]int32, bool) {
 	if l.sub {
 		return l.ids, true
 	}
@@ -43,7 +43,7 @@ func (l List) positions() ([]int32, bool) {
 // UpdatedSince returns the CVEs of l whose updated_at is at or after the
 // time key t (see TimeKey). It allocates nothing: the result is a prefix
 // of l. l must be a CVE list; other lists come back unchanged.
-func (l List) UpdatedSince(t uint64) List {
+func (l CVEList) UpdatedSince(t uint64) CVEList {
 	if !l.isCVEList() || t == 0 {
 		return l
 	}
@@ -62,7 +62,7 @@ func (l List) UpdatedSince(t uint64) List {
 // time key t. When no CVE of the index was created after it was last
 // updated (NVD's records never are), only the CVEs updated since t can
 // qualify, so only that prefix of l is looked at.
-func (l List) PublishedSince(t uint64) List {
+func (l CVEList) PublishedSince(t uint64) CVEList {
 	if !l.isCVEList() || t == 0 {
 		return l
 	}
@@ -93,7 +93,7 @@ func (l List) PublishedSince(t uint64) List {
 // InBand returns the CVEs of l in band b, in list order; l itself for
 // BandNone. It looks up each CVE's band, so it costs what l's length
 // costs: on a short list, less than intersecting with the band's list.
-func (l List) InBand(b Band) List {
+func (l CVEList) InBand(b Band) CVEList {
 	if !l.isCVEList() || b == BandNone {
 		return l
 	}
@@ -113,7 +113,7 @@ func (l List) InBand(b Band) List {
 // WithKEV returns the CVEs of l that have a KEV entry (want) or have none
 // (!want), in list order. The first is an intersection with the short
 // list of KEV CVEs; the second looks at each CVE of l.
-func (l List) WithKEV(want bool) List {
+func (l CVEList) WithKEV(want bool) CVEList {
 	if !l.isCVEList() {
 		return l
 	}
@@ -142,7 +142,7 @@ func (l List) WithKEV(want bool) List {
 // CWECVEs matches it), in list order; ok is false when the catalog has no
 // such CWE. It looks at each CVE's own CWEs, so it costs what l's length
 // costs: on a list much shorter than the CWE's, less than And.
-func (l List) CitingCWE(name string) (List, bool) {
+func (l CVEList) CitingCWE(name string) (CVEList, bool) {
 	if !l.isCVEList() {
 		return l, true
 	}
@@ -176,7 +176,7 @@ func (l List) CitingCWE(name string) (List, bool) {
 // list order. The smaller list is walked and each of its positions looked
 // up in the larger with a galloping search, so the cost follows the
 // smaller list's length.
-func (l List) And(m List) List {
+func (l CVEList) And(m CVEList) CVEList {
 	if !l.isCVEList() || !m.isCVEList() {
 		return l
 	}
@@ -219,13 +219,12 @@ func (l List) And(m List) List {
 	return l.ix.cveList(orEmpty(out), false)
 }
 
-// Bodies returns the full CVE bodies of a CVE list's items, in order; for
-// any other list, the list itself.
-func (l List) Bodies() List {
+// Bodies returns the full CVE bodies of the list's items, in order.
+func (l CVEList) Bodies() List {
 	if !l.isCVEList() {
-		return l
+		return l.List
 	}
-	b := l
+	b := l.List
 	b.open = false
 	if b.sub {
 		b.src = l.ix.cveBodies

@@ -11,7 +11,7 @@ import (
 )
 
 // positionsOf lists l's CVE positions.
-func positionsOf(l List) []int32 {
+func positionsOf(l CVEList) []int32 {
 	if l.sub {
 		return l.ids
 	}
@@ -25,7 +25,7 @@ func positionsOf(l List) []int32 {
 func TestAndMatchesNaive(t *testing.T) {
 	ix := &Index{cveSummaries: make([][]byte, 5000), cveBodies: make([][]byte, 5000)}
 	r := rand.New(rand.NewPCG(1, 2))
-	random := func(density float64) List {
+	random := func(density float64) CVEList {
 		var ids []int32
 		for p := range int32(5000) {
 			if r.Float64() < density {
@@ -51,7 +51,7 @@ func TestAndMatchesNaive(t *testing.T) {
 		if i%7 == 0 {
 			x = ix.NoCVEs()
 		}
-		for _, pair := range [][2]List{{x, y}, {y, x}, {all, y}, {y, all}, {prefix, y}, {y, prefix}, {all, prefix}} {
+		for _, pair := range [][2]CVEList{{x, y}, {y, x}, {all, y}, {y, all}, {prefix, y}, {y, prefix}, {all, prefix}} {
 			want := naive(positionsOf(pair[0]), positionsOf(pair[1]))
 			if got := positionsOf(pair[0].And(pair[1])); !cmp.Equal(want, got) {
 				t.Fatalf("And: %d and %d positions: got %d, want %d", pair[0].Len(), pair[1].Len(), len(got), len(want))
@@ -156,7 +156,7 @@ func TestInBand(t *testing.T) {
 			some = append(some, p)
 		}
 	}
-	lists := []List{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false), ix.NoCVEs()}
+	lists := []CVEList{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false), ix.NoCVEs()}
 	for _, l := range lists {
 		for _, b := range []Band{BandLow, BandMedium, BandHigh, BandCritical} {
 			want := positionsOf(l.And(ix.CVEs(b)))
@@ -198,7 +198,7 @@ func TestCitingCWE(t *testing.T) {
 			some = append(some, p)
 		}
 	}
-	for _, l := range []List{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false)} {
+	for _, l := range []CVEList{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false)} {
 		for _, n := range []string{"CWE-1", "cwe-2", "CWE-3"} {
 			m, _ := ix.CWECVEs(n)
 			got, ok := l.CitingCWE(n)

@@ -100,20 +100,20 @@ func TestBuildOrderAndRelations(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", what, diff)
 		}
 	}
-	check("all CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999", "CVE-2023-50000", "CVE-2025-0001"}, names(ix.CVEs(BandNone)))
+	check("all CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999", "CVE-2023-50000", "CVE-2025-0001"}, names(ix.CVEs(BandNone).List))
 	check("CWEs", []string{"CWE-20", "CWE-200", "CWE-1000"}, names(ix.CWEs()))
 	l, ok := ix.CWECVEs("cwe-20")
-	check("CWE-20 CVEs", []string{"CVE-1999-0001", "CVE-2024-9999"}, names(l))
+	check("CWE-20 CVEs", []string{"CVE-1999-0001", "CVE-2024-9999"}, names(l.List))
 	if _, ok2 := ix.CWECVEs("CWE-9999"); !ok || ok2 {
 		t.Errorf("CWE lookups: %v %v", ok, ok2)
 	}
 	check("vendors", []string{"a", "b", "c"}, names(ix.Vendors()))
-	l, _ = ix.VendorCVEs("b")
-	check("vendor b CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999"}, names(l))
-	l, _ = ix.Products("b")
-	check("products of b", []string{"w", "x"}, names(l))
-	l, _ = ix.Products("c")
-	check("products of c", []string{}, names(l))
+	vl, _ := ix.VendorCVEs("b")
+	check("vendor b CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999"}, names(vl.List))
+	pl, _ := ix.Products("b")
+	check("products of b", []string{"w", "x"}, names(pl))
+	pl, _ = ix.Products("c")
+	check("products of c", []string{}, names(pl))
 	body, _, _ := ix.Product("b", "x")
 	if string(body) != `{"name":"x","human_name":"X","versions":["1.9","1.10"]}` {
 		t.Errorf("product b/x: %s", body)

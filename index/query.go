@@ -11,8 +11,13 @@ type List struct {
 	// open: each item is an object without its closing brace (a CVE
 	// summary is a prefix of the CVE body), added as it is appended.
 	open bool
-	// ix is the index of a CVE list (src is its summaries or bodies, in
-	// list order), for the filters of filter.go; nil for other lists.
+}
+
+// CVEList is a list of CVE summaries of one index, in list order: the
+// lists that the filters of filter.go narrow (they exist on no other
+// list). Its List is what is served.
+type CVEList struct {
+	List
 	ix *Index
 }
 
@@ -21,10 +26,10 @@ func indirect(src [][]byte, ids []int32) List { return List{src: src, ids: ids, 
 
 // cveList lists the CVE summaries at the positions ids, or all of them when
 // all is set.
-func (ix *Index) cveList(ids []int32, all bool) List {
+func (ix *Index) cveList(ids []int32, all bool) CVEList {
 	l := indirect(ix.cveSummaries, ids)
-	l.sub, l.open, l.ix = !all, true, ix
-	return l
+	l.sub, l.open = !all, true
+	return CVEList{l, ix}
 }
 
 // Len is the number of items.
@@ -109,10 +114,10 @@ func (ix *Index) CWE(name string) ([]byte, bool) {
 
 // CWECVEs lists the CVEs citing the CWE named name. ok is false when the
 // catalog has no such CWE (even if CVEs cite it).
-func (ix *Index) CWECVEs(name string) (l List, ok bool) {
+func (ix *Index) CWECVEs(name string) (l CVEList, ok bool) {
 	p, ok := ix.cwePos(name)
 	if !ok {
-		return List{}, false
+		return CVEList{}, false
 	}
 	return ix.cveList(ix.cweCVEs[p], false), true
 }
@@ -129,7 +134,7 @@ func (ix *Index) cwePos(name string) (int32, bool) {
 
 // CVEs lists every CVE in band (BandNone: all of them), newest updated_at
 // first.
-func (ix *Index) CVEs(b Band) List {
+func (ix *Index) CVEs(b Band) CVEList {
 	return ix.cveList(ix.bands[b], b == BandNone)
 }
 
@@ -161,10 +166,10 @@ func (ix *Index) Vendor(name string) ([]byte, bool) {
 }
 
 // VendorCVEs lists the CVEs naming the vendor in some CPE.
-func (ix *Index) VendorCVEs(name string) (List, bool) {
+func (ix *Index) VendorCVEs(name string) (CVEList, bool) {
 	v, ok := ix.vendorByName[name]
 	if !ok {
-		return List{}, false
+		return CVEList{}, false
 	}
 	return ix.cveList(v.cves, false), true
 }
@@ -189,10 +194,10 @@ func (ix *Index) Product(vendorName, productName string) (body []byte, vendorOK,
 }
 
 // ProductCVEs lists the CVEs naming the vendor-and-product pair.
-func (ix *Index) ProductCVEs(vendorName, productName string) (l List, vendorOK, ok bool) {
+func (ix *Index) ProductCVEs(vendorName, productName string) (l CVEList, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
-		return List{}, vendorOK, false
+		return CVEList{}, vendorOK, false
 	}
 	return ix.cveList(p.cves, false), true, true
 }

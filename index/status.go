@@ -60,4 +60,4 @@ func formatTimeKey(k uint64) string {
 }
 
 // NoCVEs is an empty CVE list, for a filter that names nothing.
-func (ix *Index) NoCVEs() List { return ix.cveList([]int32{}, false) }
+func (ix *Index) NoCVEs() CVEList { return ix.cveList([]int32{}, false) }
