@@ -50,14 +50,14 @@ func Admin(current func() *index.Index, ready func() bool, opt AdminOptions) htt
 		h, pattern := mux.Handler(r)
 		switch {
 		case pattern == "":
-			writeJSON(w, r, http.StatusNotFound, errorBody(errNoEndpoint))
+			writeJSON(w, r, http.StatusNotFound, errNoEndpoint.body)
 		case r.Method == http.MethodGet || r.Method == http.MethodHead,
 			// pprof's symbol lookup takes POST.
 			r.Method == http.MethodPost && strings.HasPrefix(pattern, "/debug/pprof/"):
 			h.ServeHTTP(w, r)
 		default:
 			w.Header()["Allow"] = allowHeader
-			writeJSON(w, r, http.StatusMethodNotAllowed, errorBody(errMethod))
+			writeJSON(w, r, http.StatusMethodNotAllowed, errMethod.body)
 		}
 	})
 }

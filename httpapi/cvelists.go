@@ -79,18 +79,6 @@ func (c *call) keep(key, value string) {
 	c.linkParams += key + "=" + url.QueryEscape(value) + "&"
 }
 
-// parseTime reads a since parameter: the API's own timestamp form
-// "YYYY-MM-DD HH:MM:SSZ" or RFC 3339 with any offset and fractions.
-func parseTime(v string) (time.Time, bool) {
-	if t, err := time.Parse(index.TimeLayout, v); err == nil {
-		return t, true
-	}
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t, true
-	}
-	return time.Time{}, false
-}
-
 // cveList is /cve: every CVE, narrowed by cvss, cwe, vendor and product
 // (product needs vendor) or, with version, the product's CVEs covering
 // that version (version needs vendor and product), then by the since
@@ -217,8 +205,8 @@ const maxVersion = 256
 // The errors of the version parameter beside errBadVersion: it is taken
 // only by a product's CVE list and by /cve with vendor and product.
 var (
-	errVersionNeedsProduct = &apiError{http.StatusBadRequest, "version needs vendor and product"}
-	errVersionNotHere      = &apiError{http.StatusBadRequest, "version is taken only by /vendors/{vendor}/products/{product}/cve and by /cve with vendor and product"}
+	errVersionNeedsProduct = newAPIError(http.StatusBadRequest, "version needs vendor and product")
+	errVersionNotHere      = newAPIError(http.StatusBadRequest, "version is taken only by /vendors/{vendor}/products/{product}/cve and by /cve with vendor and product")
 )
 
 // refuseVersion answers a version parameter on a CVE list that has no

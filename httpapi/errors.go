@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+)
+
+// apiError is an error with the status and the one-sentence message the
+// client sees.
+type apiError struct {
+	status  int
+	message string
+	body    []byte // {"message": message}, made with the error
+}
+
+// newAPIError makes an error of the API with its body.
+func newAPIError(status int, message string) *apiError {
+	return &apiError{status, message, append(strconv.AppendQuote([]byte(`{"message":`), message), '}')}
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// The errors of the API, in one table.
+var (
+	errCVENotFound        = newAPIError(http.StatusNotFound, "CVE not found")
+	errCWENotFound        = newAPIError(http.StatusNotFound, "CWE not found")
+	errVendorNotFound     = newAPIError(http.StatusNotFound, "vendor not found")
+	errProductNotFound    = newAPIError(http.StatusNotFound, "product not found")
+	errReportNotFound     = newAPIError(http.StatusNotFound, "report not found")
+	errAlertNotFound      = newAPIError(http.StatusNotFound, "alert not found")
+	errNoEndpoint         = newAPIError(http.StatusNotFound, "endpoint not found")
+	errMethod             = newAPIError(http.StatusMethodNotAllowed, "method not allowed: use GET or HEAD")
+	errMethodPost         = newAPIError(http.StatusMethodNotAllowed, "method not allowed: use GET, HEAD or POST")
+	errPathTooLong        = newAPIError(http.StatusRequestURITooLong, "path is longer than 2048 bytes")
+	errQueryTooLong       = newAPIError(http.StatusRequestURITooLong, "query is longer than 4096 bytes")
+	errBadEscape          = newAPIError(http.StatusBadRequest, "path is not valid percent-encoding")
+	errBadQuery           = newAPIError(http.StatusBadRequest, "query is not valid percent-encoding")
+	errBadPage            = newAPIError(http.StatusBadRequest, "page must be a whole number from 1 to 1000000")
+	errBadCVSS            = newAPIError(http.StatusBadRequest, "cvss must be low, medium, high or critical")
+	errBadUpdatedSince    = newAPIError(http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)")
+	errBadPublishedSince  = newAPIError(http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)")
+	errBadFormat          = newAPIError(http.StatusBadRequest, "format must be json or ndjson")
+	errBadKEV             = newAPIError(http.StatusBadRequest, "kev must be true or false")
+	errProductNeedsVendor = newAPIError(http.StatusBadRequest, "product needs vendor")
+	errBadVersion         = newAPIError(http.StatusBadRequest, "version must be 1 to 256 bytes")
+	errBatchNames         = newAPIError(http.StatusBadRequest, "names must list 1 to 1000 CVE names")
+	errBadBatchBody       = newAPIError(http.StatusBadRequest, `body must be a JSON object {"names": [...]}`)
+	errBatchTooBig        = newAPIError(http.StatusRequestEntityTooLarge, "body is larger than 256 KiB")
+	errNotLoaded          = newAPIError(http.StatusServiceUnavailable, "no snapshot is loaded")
+	errInternal           = newAPIError(http.StatusInternalServerError, "internal error")
+)
+
+// successOnly are the headers only a 200 or 304 carries.
+var successOnly = [...]string{"Etag", "Last-Modified", "Cache-Control", "Content-Encoding", "Link", "X-Total-Count"}
+
+// writeError answers err; it returns the status and the body bytes written.
+func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n int) {
+	e, ok := err.(*apiError) // handlers return these unwrapped: no search
+	if !ok {
+		e = wrappedAPIError(err)
+	}
+	body := e.body
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonType
+	hdr["Vary"] = varyAccept
+	hdr["Content-Length"] = contentLength(len(body))
+	// A panic may come after a success's headers were set.
+	for _, k := range successOnly {
+		delete(hdr, k)
+	}
+	w.WriteHeader(e.status)
+	if r.Method != http.MethodHead {
+		n, _ = w.Write(body)
+	}
+	return e.status, n
+}
+
+// wrappedAPIError finds an API error inside err; any other error is ours:
+// a 500. It is apart from writeError so that the fast path does not pay
+// for errors.As's target escaping to the heap.
+//
+//go:noinline
+func wrappedAPIError(err error) *apiError {
+	var e *apiError
+	if errors.As(err, &e) {
+		return e
+	}
+	return errInternal
+}
