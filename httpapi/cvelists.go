@@ -3,7 +3,6 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,10 +18,10 @@ import (
 
 // cveFilters narrows l by kev, updated_since and published_since and answers it
 // as a page or, with format=ndjson, as the whole list.
-func (c *call) cveFilters(l index.CVEList) ([]byte, error) {
+func (c *call) cveFilters(l index.CVEList) (result, error) {
 	raw := c.r.URL.RawQuery
 	if v, ok, err := queryValue(raw, "kev"); err != nil {
-		return nil, err
+		return result{}, err
 	} else if ok {
 		switch {
 		case equalFoldASCII(v, "true"):
@@ -32,7 +31,7 @@ func (c *call) cveFilters(l index.CVEList) ([]byte, error) {
 			l = l.WithKEV(false)
 			c.keep("kev", "false")
 		default:
-			return nil, errBadKEV
+			return result{}, errBadKEV
 		}
 	}
 	for _, f := range [...]struct {
@@ -45,33 +44,32 @@ func (c *call) cveFilters(l index.CVEList) ([]byte, error) {
 	} {
 		v, ok, err := queryValue(raw, f.key)
 		if err != nil {
-			return nil, err
+			return result{}, err
 		}
 		if !ok {
 			continue
 		}
 		t, ok := parseTime(v)
 		if !ok {
-			return nil, f.err
+			return result{}, f.err
 		}
 		l = f.cut(l, index.TimeKey(t))
 		c.keep(f.key, v)
 	}
 	format, ok, err := queryValue(raw, "format")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	switch {
 	case !ok || format == "json":
 		return c.page(l.List)
 	case format == "ndjson":
 		if _, err := parsePage(raw); err != nil {
-			return nil, err
+			return result{}, err
 		}
-		c.stream, c.streaming = l.Bodies(), true
-		return nil, nil
+		return result{stream: l.Bodies(), streaming: true}, nil
 	}
-	return nil, errBadFormat
+	return result{}, errBadFormat
 }
 
 // keep adds a query parameter to those the Link header's pages keep.
@@ -83,38 +81,38 @@ func (c *call) keep(key, value string) {
 // (product needs vendor) or, with version, the product's CVEs covering
 // that version (version needs vendor and product), then by the since
 // filters.
-func cveList(c *call) ([]byte, error) {
+func cveList(c *call) (result, error) {
 	raw := c.r.URL.RawQuery
 	b, err := parseBand(raw)
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	c.linkParams = bandParams[b]
 	cwe, hasCWE, err := queryValue(raw, "cwe")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	vendor, hasVendor, err := queryValue(raw, "vendor")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	product, hasProduct, err := queryValue(raw, "product")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	if hasProduct && !hasVendor {
-		return nil, errProductNeedsVendor
+		return result{}, errProductNeedsVendor
 	}
 	version, hasVersion, err := queryValue(raw, "version")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	if hasVersion {
 		if !hasProduct {
-			return nil, errVersionNeedsProduct
+			return result{}, errVersionNeedsProduct
 		}
 		if version == "" || len(version) > maxVersion {
-			return nil, errBadVersion
+			return result{}, errBadVersion
 		}
 	}
 	// A filter naming no CWE, vendor or product selects nothing. The
@@ -171,30 +169,30 @@ func cveList(c *call) ([]byte, error) {
 	return c.cveFilters(l)
 }
 
-func cweCVEs(c *call) ([]byte, error) {
+func cweCVEs(c *call) (result, error) {
 	if err := c.checkPage(); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	if err := refuseVersion(c); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	l, ok := c.ix.CWECVEs(c.param("name"))
 	if !ok {
-		return nil, errCWENotFound
+		return result{}, errCWENotFound
 	}
 	return c.cveFilters(l)
 }
 
-func vendorCVEs(c *call) ([]byte, error) {
+func vendorCVEs(c *call) (result, error) {
 	if err := c.checkPage(); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	if err := refuseVersion(c); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	l, ok := c.ix.VendorCVEs(c.param("vendor"))
 	if !ok {
-		return nil, errVendorNotFound
+		return result{}, errVendorNotFound
 	}
 	return c.cveFilters(l)
 }
@@ -225,16 +223,16 @@ func refuseVersion(c *call) error {
 
 // productCVEs is a product's CVE list; with version=, only the CVEs whose
 // vulnerable CPE matches cover that version.
-func productCVEs(c *call) ([]byte, error) {
+func productCVEs(c *call) (result, error) {
 	if err := c.checkPage(); err != nil {
-		return nil, err
+		return result{}, err
 	}
 	version, hasVersion, err := queryValue(c.r.URL.RawQuery, "version")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	if hasVersion && (version == "" || len(version) > maxVersion) {
-		return nil, errBadVersion
+		return result{}, errBadVersion
 	}
 	vendor, product := c.param("vendor"), c.param("product")
 	var (
@@ -248,7 +246,7 @@ func productCVEs(c *call) ([]byte, error) {
 		l, vendorOK, ok = c.ix.ProductCVEs(vendor, product)
 	}
 	if !ok {
-		return nil, productErr(vendorOK)
+		return result{}, productErr(vendorOK)
 	}
 	return c.cveFilters(l)
 }
@@ -263,30 +261,21 @@ const (
 	writeGrace  = 30 * time.Second
 )
 
-// writeStream answers c.stream, a list of full CVE bodies, as NDJSON: one
-// object per line, with its exact Content-Length. It is never compressed.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, c *call, sh *snapHeaders) (status, n int) {
-	l := c.stream
+// streamSize is the length of l's NDJSON export: each body and a newline.
+func streamSize(l index.List) int {
 	size := 0
 	for i := 0; i < l.Len(); i++ {
 		size += len(l.Item(i)) + 1
 	}
-	hdr := w.Header()
-	hdr["Content-Type"] = ndjsonType
-	hdr["Vary"] = varyAccept
-	s.setValidators(hdr, sh, sh.etag)
-	hdr["X-Total-Count"] = []string{strconv.Itoa(l.Len())}
-	if notModified(r, c.ix.ETag(), sh.modTime) {
-		c.wrote = true
-		w.WriteHeader(http.StatusNotModified)
-		return http.StatusNotModified, 0
-	}
-	hdr["Content-Length"] = contentLength(size)
-	c.wrote = true
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return http.StatusOK, 0
-	}
+	return size
+}
+
+// stream writes l, a list of full CVE bodies, as NDJSON: one body and a
+// newline each, through c.buf in pieces of about streamChunk bytes, each
+// with a fresh write deadline, so a large export to a slow client is not
+// cut by the server's WriteTimeout while it keeps reading. It returns the
+// bytes written; it stops at the first failed write.
+func (c *call) stream(w http.ResponseWriter, l index.List) (n int) {
 	rc := http.NewResponseController(w)
 	buf := c.buf[:0]
 	flush := func() bool {
@@ -307,7 +296,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, c *call, sh
 		flush()
 	}
 	c.buf = buf
-	return http.StatusOK, n
+	return n
 }
 
 // maxBatch is the most names one batch lookup takes; maxBatchBody bounds
@@ -321,7 +310,7 @@ const (
 // {"names": [...]}: {"cves": [full CVE objects in the order asked],
 // "missing": [names not found, as given]}. A name asked twice is answered
 // once, where it was first asked.
-func cveBatch(c *call) ([]byte, error) {
+func cveBatch(c *call) (result, error) {
 	var names []string
 	if c.r.Method == http.MethodPost {
 		body := http.MaxBytesReader(nil, c.r.Body, maxBatchBody)
@@ -331,21 +320,21 @@ func cveBatch(c *call) ([]byte, error) {
 		dec := json.NewDecoder(body)
 		if err := dec.Decode(&req); err != nil || dec.More() {
 			if _, tooBig := err.(*http.MaxBytesError); tooBig {
-				return nil, errBatchTooBig
+				return result{}, errBatchTooBig
 			}
-			return nil, errBadBatchBody
+			return result{}, errBadBatchBody
 		}
 		if req.Names == nil {
-			return nil, errBadBatchBody
+			return result{}, errBadBatchBody
 		}
 		names = *req.Names
 	} else {
 		v, ok, err := queryValue(c.r.URL.RawQuery, "names")
 		if err != nil {
-			return nil, err
+			return result{}, err
 		}
 		if !ok {
-			return nil, errBatchNames
+			return result{}, errBatchNames
 		}
 		for v != "" {
 			var name string
@@ -356,7 +345,7 @@ func cveBatch(c *call) ([]byte, error) {
 		}
 	}
 	if len(names) == 0 || len(names) > maxBatch {
-		return nil, errBatchNames
+		return result{}, errBatchNames
 	}
 	b := append(c.buf[:0], `{"cves":[`...)
 	seen := make(map[string]bool, len(names))
@@ -383,5 +372,5 @@ func cveBatch(c *call) ([]byte, error) {
 	m, _ := json.MarshalWithOption(missing, json.DisableHTMLEscape())
 	b = append(b, m...)
 	c.buf = append(b, '}')
-	return c.buf, nil
+	return result{body: c.buf}, nil
 }

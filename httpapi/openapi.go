@@ -8,4 +8,4 @@ import _ "embed"
 //go:embed openapi.json
 var openAPI []byte
 
-func openAPIDoc(c *call) ([]byte, error) { return openAPI, nil }
+func openAPIDoc(c *call) (result, error) { return result{body: openAPI}, nil }

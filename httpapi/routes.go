@@ -31,35 +31,35 @@ var routes = []struct {
 	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
 }
 
-func cweList(c *call) ([]byte, error) { return c.page(c.ix.CWEs()) }
+func cweList(c *call) (result, error) { return c.page(c.ix.CWEs()) }
 
-func cweOne(c *call) ([]byte, error) {
+func cweOne(c *call) (result, error) {
 	b, ok := c.ix.CWE(c.param("name"))
 	return one(b, ok, errCWENotFound)
 }
 
-func cveOne(c *call) ([]byte, error) {
+func cveOne(c *call) (result, error) {
 	b, ok := c.ix.CVE(c.param("name"))
 	return one(b, ok, errCVENotFound)
 }
 
 // cveDetails is what NVD says of a CVE beyond its body: status, KEV and
 // every CVSS metric.
-func cveDetails(c *call) ([]byte, error) {
+func cveDetails(c *call) (result, error) {
 	b, ok := c.ix.AppendDetails(c.buf[:0], c.param("name"))
 	if !ok {
-		return nil, errCVENotFound
+		return result{}, errCVENotFound
 	}
 	c.buf = b
-	return b, nil
+	return result{body: b}, nil
 }
 
 // vendorList is every vendor or, with q, those whose name or human_name
 // holds q, ignoring case.
-func vendorList(c *call) ([]byte, error) {
+func vendorList(c *call) (result, error) {
 	q, ok, err := queryValue(c.r.URL.RawQuery, "q")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	if ok {
 		c.keep("q", q)
@@ -67,57 +67,57 @@ func vendorList(c *call) ([]byte, error) {
 	return c.page(c.ix.SearchVendors(q))
 }
 
-func vendorOne(c *call) ([]byte, error) {
+func vendorOne(c *call) (result, error) {
 	b, ok := c.ix.Vendor(c.param("vendor"))
 	return one(b, ok, errVendorNotFound)
 }
 
 // productList is a vendor's every product or, with q, those whose name or
 // human_name holds q, ignoring case. It is not paged.
-func productList(c *call) ([]byte, error) {
+func productList(c *call) (result, error) {
 	q, _, err := queryValue(c.r.URL.RawQuery, "q")
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	l, ok := c.ix.SearchProducts(c.param("vendor"), q)
 	if !ok {
-		return nil, errVendorNotFound
+		return result{}, errVendorNotFound
 	}
 	c.buf = l.AppendAll(c.buf[:0])
-	return c.buf, nil
+	return result{body: c.buf}, nil
 }
 
-func productOne(c *call) ([]byte, error) {
+func productOne(c *call) (result, error) {
 	b, vendorOK, ok := c.ix.Product(c.param("vendor"), c.param("product"))
 	return one(b, ok, productErr(vendorOK))
 }
 
-func reportList(c *call) ([]byte, error) { return c.page(c.ix.Reports()) }
+func reportList(c *call) (result, error) { return c.page(c.ix.Reports()) }
 
-func reportOne(c *call) ([]byte, error) {
+func reportOne(c *call) (result, error) {
 	b, ok := c.ix.Report(c.param("report"))
 	return one(b, ok, errReportNotFound)
 }
 
-func reportAlerts(c *call) ([]byte, error) {
+func reportAlerts(c *call) (result, error) {
 	b, ok := c.ix.ReportAlerts(c.param("report"))
 	return one(b, ok, errReportNotFound)
 }
 
-func alertEvents(c *call) ([]byte, error) {
+func alertEvents(c *call) (result, error) {
 	b, reportOK, ok := c.ix.AlertEvents(c.param("report"), c.param("alert"))
 	if !reportOK {
-		return nil, errReportNotFound
+		return result{}, errReportNotFound
 	}
 	return one(b, ok, errAlertNotFound)
 }
 
 // one turns a lookup's (body, ok) into a handler's result, err for a miss.
-func one(b []byte, ok bool, err error) ([]byte, error) {
+func one(b []byte, ok bool, err error) (result, error) {
 	if !ok {
-		return nil, err
+		return result{}, err
 	}
-	return b, nil
+	return result{body: b}, nil
 }
 
 func productErr(vendorOK bool) error {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,9 +124,25 @@ func (s *Server) handle(path string, h handler, post bool) {
 	s.router.GET(path, handle)
 }
 
-// handler computes one endpoint's body. A body that is c.buf, or grown
+// handler computes one endpoint's answer. A body that is c.buf, or grown
 // from it, goes back to the pool after it is written.
-type handler func(c *call) ([]byte, error)
+type handler func(c *call) (result, error)
+
+// result is what a handler answers, for serve to write: a JSON body,
+// which a page of a list comes with the facts its Link and
+// X-Total-Count headers need; or a list of CVE bodies to stream as
+// NDJSON.
+type result struct {
+	body []byte
+	// paged: body is page pageNum of a list of total items; links are
+	// the query parameters (each followed by "&") the links keep.
+	paged          bool
+	pageNum, total int
+	links          string
+	// streaming: stream is the answer, as NDJSON.
+	stream    index.List
+	streaming bool
+}
 
 // call is what a handler gets: the snapshot to answer from (read once per
 // request), the request, its decoded path parameters and a scratch buffer.
@@ -138,17 +155,10 @@ type call struct {
 	zbuf     []byte // the compressed body
 	pageSize int
 	wrote    bool
-	// Set by page for serve's Link and X-Total-Count headers: the page
-	// served, the list's length, and the query parameters (each followed
-	// by "&") the links keep besides page.
-	paged      bool
-	pageNum    int
-	total      int
+	// linkParams are the query parameters (each followed by "&") a
+	// page's links keep besides page, gathered as the handler reads
+	// them (keep); page puts them in its result.
 	linkParams string
-	// stream, set by a handler that returns a nil body, is answered as
-	// NDJSON by writeStream.
-	stream    index.List
-	streaming bool
 }
 
 var callPool = sync.Pool{New: func() any { return &call{buf: make([]byte, 0, 16<<10)} }}
@@ -168,14 +178,13 @@ func (c *call) param(name string) string {
 }
 
 // page writes the requested page of l into c.buf.
-func (c *call) page(l index.List) ([]byte, error) {
+func (c *call) page(l index.List) (result, error) {
 	p, err := parsePage(c.r.URL.RawQuery)
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
 	c.buf = l.AppendPage(c.buf[:0], p, c.pageSize)
-	c.paged, c.pageNum, c.total = true, p, l.Len()
-	return c.buf, nil
+	return result{body: c.buf, paged: true, pageNum: p, total: l.Len(), links: c.linkParams}, nil
 }
 
 // checkPage refuses a bad page parameter before anything else, so a bad
@@ -274,7 +283,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	hdr["X-Snapshot-Id"] = sh.id
 	c := callPool.Get().(*call)
 	c.ix, c.r, c.ps, c.pageSize, c.wrote = ix, r, ps, s.pageSize, false
-	c.paged, c.linkParams, c.stream, c.streaming = false, "", index.List{}, false
+	c.linkParams = ""
 	var status, n int
 	defer func() {
 		v, wrote := recover(), c.wrote
@@ -287,24 +296,30 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		}
 		s.finish(r, rm, status, n, start)
 	}()
-	body, err := h(c)
+	res, err := h(c)
 	if err != nil {
 		c.wrote = true
 		status, n = writeError(w, r, err)
 		return
 	}
-	if c.streaming {
-		status, n = s.writeStream(w, r, c, sh)
-		return
-	}
-	hdr["Content-Type"] = jsonType
-	// A body this size is compressed for clients that ask, so its URL
-	// varies by Accept-Encoding; a smaller one never is.
-	coding := identity
-	if len(body) >= minCompress {
+	// One writer for every answer: headers, validators, 304, HEAD and
+	// Content-Length alike, then the body whole or, for NDJSON, streamed.
+	body, size, coding := res.body, len(res.body), identity
+	switch {
+	case res.streaming:
+		// NDJSON exports are never compressed: they stream.
+		hdr["Content-Type"] = ndjsonType
+		hdr["Vary"] = varyAccept
+		hdr["X-Total-Count"] = []string{strconv.Itoa(res.stream.Len())}
+		size = streamSize(res.stream)
+	case len(body) >= minCompress:
+		// A body this size is compressed for clients that ask, so its URL
+		// varies by Accept-Encoding; a smaller one never is.
+		hdr["Content-Type"] = jsonType
 		hdr["Vary"] = varyEncoding
 		coding = chooseCoding(r.Header["Accept-Encoding"])
-	} else {
+	default:
+		hdr["Content-Type"] = jsonType
 		hdr["Vary"] = varyAccept
 	}
 	// A compressed body is another representation: its tag is weak, as
@@ -321,15 +336,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	}
 	if coding != identity {
 		body = s.compressed(c, r, ix.ETag(), body, coding)
+		size = len(body)
 		hdr["Content-Encoding"] = contentEncoding[coding]
 	}
-	hdr["Content-Length"] = contentLength(len(body))
-	if c.paged {
-		setPageHeaders(hdr, r.URL.EscapedPath(), c.linkParams, c.pageNum, c.total, c.pageSize)
+	hdr["Content-Length"] = contentLength(size)
+	if res.paged {
+		setPageHeaders(hdr, r.URL.EscapedPath(), res.links, res.pageNum, res.total, c.pageSize)
 	}
 	c.wrote, status = true, http.StatusOK
 	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
+	switch {
+	case r.Method == http.MethodHead:
+	case res.streaming:
+		n = c.stream(w, res.stream)
+	default:
 		n, _ = w.Write(body)
 	}
 }

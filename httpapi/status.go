@@ -31,7 +31,7 @@ type enrichment struct {
 	ShareWithoutCVSS float64 `json:"share_without_cvss"`
 }
 
-func status(c *call) ([]byte, error) {
+func status(c *call) (result, error) {
 	st := c.ix.Status()
 	b := statusBody{
 		SnapshotID: st.ID, FormatVersion: st.Format, BuiltAt: st.BuiltAt,
@@ -48,9 +48,9 @@ func status(c *call) ([]byte, error) {
 	}
 	out, err := json.MarshalWithOption(b, json.DisableHTMLEscape())
 	if err != nil {
-		return nil, err
+		return result{}, err
 	}
-	return out, nil
+	return result{body: out}, nil
 }
 
 func share(n, of int) float64 {
