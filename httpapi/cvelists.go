@@ -67,7 +67,8 @@ func (c *call) cveFilters(l index.CVEList) (result, error) {
 		if _, err := parsePage(raw); err != nil {
 			return result{}, err
 		}
-		return result{stream: l.Bodies(), streaming: true}, nil
+		bodies := l.Bodies()
+		return result{stream: &bodies}, nil
 	}
 	return result{}, errBadFormat
 }

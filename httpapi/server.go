@@ -139,9 +139,9 @@ type result struct {
 	paged          bool
 	pageNum, total int
 	links          string
-	// streaming: stream is the answer, as NDJSON.
-	stream    index.List
-	streaming bool
+	// stream, when not nil, is the answer, as NDJSON (a pointer: every
+	// other answer returns this struct too, and copies it).
+	stream *index.List
 }
 
 // call is what a handler gets: the snapshot to answer from (read once per
@@ -306,12 +306,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	// Content-Length alike, then the body whole or, for NDJSON, streamed.
 	body, size, coding := res.body, len(res.body), identity
 	switch {
-	case res.streaming:
+	case res.stream != nil:
 		// NDJSON exports are never compressed: they stream.
 		hdr["Content-Type"] = ndjsonType
 		hdr["Vary"] = varyAccept
 		hdr["X-Total-Count"] = []string{strconv.Itoa(res.stream.Len())}
-		size = streamSize(res.stream)
+		size = streamSize(*res.stream)
 	case len(body) >= minCompress:
 		// A body this size is compressed for clients that ask, so its URL
 		// varies by Accept-Encoding; a smaller one never is.
@@ -347,8 +347,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	w.WriteHeader(status)
 	switch {
 	case r.Method == http.MethodHead:
-	case res.streaming:
-		n = c.stream(w, res.stream)
+	case res.stream != nil:
+		n = c.stream(w, *res.stream)
 	default:
 		n, _ = w.Write(body)
 	}
