@@ -132,17 +132,11 @@ type metricsRecord struct {
 // returned.
 func Load(dir string) (*index.Index, Manifest, error) {
 	start := time.Now()
-	m, id, err := readManifest(dir, false)
+	o, err := openSnapshot(dir, false)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	dec, err := decoder()
-	if err != nil {
-		return nil, Manifest{}, fmt.Errorf("loader: zstd: %w", err)
-	}
-	wrap := func(key string, err error) error {
-		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
-	}
+	m, id, dec, wrap := o.m, o.id, o.dec, o.wrap
 	cwes, err := decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec)
 	if err != nil {
 		return nil, Manifest{}, wrap(keyCWEs, err)
@@ -231,17 +225,11 @@ func Read(dir string) (*Snapshot, error) {
 // read is Read, also returning the stored CVE bodies (in Data.CVEs order);
 // old allows the previous format version.
 func read(dir string, old bool) (*Snapshot, [][]byte, error) {
-	m, id, err := readManifest(dir, old)
+	o, err := openSnapshot(dir, old)
 	if err != nil {
 		return nil, nil, err
 	}
-	dec, err := decoder()
-	if err != nil {
-		return nil, nil, fmt.Errorf("loader: zstd: %w", err)
-	}
-	wrap := func(key string, err error) error {
-		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
-	}
+	m, id, dec, wrap := o.m, o.id, o.dec, o.wrap
 	s := &Snapshot{Dir: dir, Manifest: m, ID: id, Data: &index.Data{}, ids: newIDTables()}
 	d := s.Data
 	if d.CWEs, err = decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec); err != nil {
@@ -281,6 +269,31 @@ func read(dir string, old bool) (*Snapshot, [][]byte, error) {
 		}
 	}
 	return s, bodies, nil
+}
+
+// opened is what Load and read start from: the checked manifest, the
+// snapshot id, the decoder, and how to name a data file in an error.
+type opened struct {
+	m    Manifest
+	id   string
+	dec  *zstd.Decoder
+	wrap func(key string, err error) error
+}
+
+// openSnapshot reads and checks dir's manifest (old: the previous format
+// version too) and gets the decoder.
+func openSnapshot(dir string, old bool) (opened, error) {
+	m, id, err := readManifest(dir, old)
+	if err != nil {
+		return opened{}, err
+	}
+	dec, err := decoder()
+	if err != nil {
+		return opened{}, fmt.Errorf("loader: zstd: %w", err)
+	}
+	return opened{m, id, dec, func(key string, err error) error {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
+	}}, nil
 }
 
 // joinMetrics puts each metrics record on its CVE.
