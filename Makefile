@@ -20,13 +20,18 @@ run: build
 # allocations would hide, once more without it.
 test: vet
 	$(GO) test -race -count=1 ./...
+	$(GO) test -C bench -race -count=1 ./...
 	$(GO) test -count=1 -run 'Allocs$$' ./index ./httpapi
 
+# bench/ is a module of its own (the generator and load tools): the
+# product's go test ./... never builds it; these targets cover both.
 vet:
 	$(GO) vet ./...
+	$(GO) vet -C bench ./...
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) test -C bench -run='^$$' -bench=. -benchmem ./...
 
 # Side-by-side load test at full NVD scale: vulnd, nginx serving the same
 # bytes, and a minimal Go server (see bench/README.md). Installs wrk and
@@ -65,8 +70,8 @@ fuzz:
 DEMOTMP := /tmp/vulnd-demo
 demo: build
 	rm -rf $(DEMOTMP)
-	$(GO) run ./bench/synth -o $(DEMOTMP)/day -cves 2000 -seed 1
-	$(GO) run ./bench/synth -o $(DEMOTMP)/next -cves 2000 -seed 1 -next -change-rate 0.02
+	$(GO) run -C bench ./synth -o $(DEMOTMP)/day -cves 2000 -seed 1
+	$(GO) run -C bench ./synth -o $(DEMOTMP)/next -cves 2000 -seed 1 -next -change-rate 0.02
 	$(BIN) build -cwe $(DEMOTMP)/day/cwec_synth.xml -o $(DEMOTMP)/s1 -time 2026-11-22T06:00:00Z $(DEMOTMP)/day/nvdcve-2.0-*.json.gz
 	$(BIN) build -cwe $(DEMOTMP)/next/cwec_synth.xml -o $(DEMO) -previous $(DEMOTMP)/s1 -time 2026-11-23T06:00:00Z $(DEMOTMP)/next/nvdcve-2.0-*.json.gz
 	rm -rf $(DEMOTMP)

@@ -72,13 +72,18 @@ func generate() (string, error) {
 	if tmpDir, err = os.MkdirTemp("", "vulnd-bench-"); err != nil {
 		return "", err
 	}
-	root, err := moduleRoot()
+	benchDir, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
+	// synth is in this module; vulnd in the one above it.
 	run := func(args ...string) error {
+		dir := filepath.Dir(benchDir)
+		if args[1] == "./synth" {
+			dir = benchDir
+		}
 		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Stderr = root, os.Stderr
+		cmd.Dir, cmd.Stderr = dir, os.Stderr
 		if out, err := cmd.Output(); err != nil {
 			return fmt.Errorf("go %v: %w\n%s", args, err, out)
 		}
@@ -88,8 +93,8 @@ func generate() (string, error) {
 	s1, s2 := filepath.Join(tmpDir, "s1"), filepath.Join(tmpDir, "s2")
 	count := strconv.Itoa(n)
 	steps := [][]string{
-		{"run", "./bench/synth", "-o", day, "-cves", count, "-seed", "1"},
-		{"run", "./bench/synth", "-o", next, "-cves", count, "-seed", "1", "-next", "-change-rate", "0.02"},
+		{"run", "./synth", "-o", day, "-cves", count, "-seed", "1"},
+		{"run", "./synth", "-o", next, "-cves", count, "-seed", "1", "-next", "-change-rate", "0.02"},
 	}
 	for _, s := range steps {
 		if err := run(s...); err != nil {

@@ -133,8 +133,8 @@ fi
 
 WORK=$(mktemp -d /tmp/vulnd-lbtest.XXXXXX)
 mkdir -p "$WORK/bin"
-go build -o "$WORK/bin/soakcheck" ./bench/soakcheck
-go build -o "$WORK/bin/synth" ./bench/synth
+go build -C bench -o "$WORK/bin/soakcheck" ./soakcheck
+go build -C bench -o "$WORK/bin/synth" ./synth
 CHECK=$WORK/bin/soakcheck
 
 # ---- data: snapshots A and B (see ab_snapshots in bench/lib.sh) ----------

@@ -145,7 +145,7 @@ say "expected duration: about $(((total_s + 59) / 60)) minutes ($((data_s / 60))
 SNAP=$LOAD_SNAPSHOT
 SNAP_DESC=${LOAD_SNAPSHOT:+ ($LOAD_SNAPSHOT)}
 if [[ -z $SNAP ]] || ! grep -Eq '"reports": *[1-9]' "$SNAP/manifest.json"; then
-	go build -o "$WORK/synth" ./bench/synth
+	go build -C bench -o "$WORK/synth" ./synth
 	PREV=$SNAP
 	if [[ -z $PREV ]]; then
 		FEEDS=$LOAD_FEEDS
@@ -190,8 +190,8 @@ LOAD_SECONDS=$(printf "%.2f" "$(echo "$(date +%s.%N) - $t0" | bc)")
 say "vulnd answers after ${LOAD_SECONDS}s, RSS $(($(rss_kb "$VPID") / 1024)) MB"
 
 # 3. The same bytes for nginx and the Go ceiling.
-go build -o "$WORK/loaddump" ./bench/loaddump
-go build -o "$WORK/ceiling" ./bench/ceiling
+go build -C bench -o "$WORK/loaddump" ./loaddump
+go build -C bench -o "$WORK/ceiling" ./ceiling
 DUMP=$WORK/dump
 run "$WORK/loaddump" -addr "127.0.0.1:$PORT_VULND" -o "$DUMP" -per-class "$LOAD_PER_CLASS"
 say "saved $(wc -l <"$DUMP/map.tsv") distinct responses ($(du -sh "$DUMP/files" | cut -f1))"

@@ -122,8 +122,8 @@ if [[ -z ${BIN:-} ]]; then
 fi
 [[ -x $BIN ]] || die "$BIN is not an executable"
 BIN=$(realpath "$BIN")
-go build -o "$WORK/bin/soakcheck" ./bench/soakcheck
-go build -o "$WORK/bin/synth" ./bench/synth
+go build -C bench -o "$WORK/bin/soakcheck" ./soakcheck
+go build -C bench -o "$WORK/bin/synth" ./synth
 CHECK=$WORK/bin/soakcheck
 
 # ---- data: feeds, snapshots A and B (see ab_snapshots), corrupt snapshots -

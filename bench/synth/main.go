@@ -1,7 +1,7 @@
 // Command synth writes a synthetic, deterministic data set for vulnd
 // benchmarks and tests:
 //
-//	go run ./bench/synth -o DIR -cves N [-seed S] [-next [-change-rate R]]
+//	go run -C bench ./synth -o DIR -cves N [-seed S] [-next [-change-rate R]]
 //
 // Into DIR (created if missing) it writes
 //
