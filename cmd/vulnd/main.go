@@ -4,12 +4,13 @@
 //	vulnd serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]
 //	vulnd validate DIR
 //	vulnd feeds DIR...
+//	vulnd fetch -dir DIR [flags]
 //	vulnd version
 //	vulnd help [COMMAND]
 //
 // serve reloads the snapshot directory on SIGHUP (keeping the old one if
 // the new one does not load) and drains and exits 0 on SIGTERM or SIGINT.
-// build, validate and feeds ignore SIGHUP, so a reload meant for servers
+// build, validate, feeds and fetch ignore SIGHUP, so a reload meant for servers
 // does not kill them.
 package main
 
@@ -41,6 +42,7 @@ Usage:
   vulnd serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]
   vulnd validate DIR
   vulnd feeds DIR...
+  vulnd fetch -dir DIR [flags]
   vulnd version
   vulnd help [COMMAND]
 
@@ -49,6 +51,7 @@ Commands:
   serve     serve a snapshot; SIGHUP loads it again, SIGTERM drains and exits
   validate  check a snapshot without serving it; exit 0 if it would load
   feeds     list the NVD feed files in directories, in the order build wants
+  fetch     mirror NVD's feed files and MITRE's CWE catalog, only what changed
   version   print what this binary was built from (also: vulnd --version)
   help      print this, or with COMMAND, that command's arguments and flags
 
@@ -61,6 +64,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"serve":    cmdServe,
 	"validate": cmdValidate,
 	"feeds":    cmdFeeds,
+	"fetch":    cmdFetch,
 	"version":  cmdVersion,
 }
 
@@ -217,6 +221,20 @@ feed object), not by name: by name, then those whose name holds
 "modified", then "recent", the order vulnd build should read them in.
 Other files are named on stderr as skipped. Exit 1 if a DIR holds none.`,
 		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
+	},
+	"fetch": {
+		usage: "fetch -dir DIR [-base-url URL] [-cwe-url URL] [-years FIRST-LAST] [-max-age D]",
+		about: `Mirrors NVD's CVE API 2.0 feed files (nvdcve-2.0-YYYY.json.gz, -modified,
+-recent) and MITRE's CWE catalog (cwec_latest.xml.zip) into DIR, which
+must exist. Each feed's .meta is read first and the feed downloaded only
+when it changed; its content must match the meta's size and SHA-256
+before it replaces the old copy (temporary file, fsync, rename). The
+yearly feeds are checked only on the first run and when the last full run
+is older than -max-age; the catalog by a conditional GET. Network errors,
+429 and 5xx are tried again with backoff, honouring Retry-After. One line
+per file on stderr, the counts on stdout. On a failure, exit 1 with one
+line naming the URL or file: that file keeps its old copy, and those
+fetched before it are complete. Then run vulnd build on DIR's feeds.`,
 	},
 	"version": {
 		usage: "version",
