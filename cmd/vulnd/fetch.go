@@ -34,6 +34,19 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := fetch.Options{Dir: *dir, BaseURL: *base, CWEURL: *cwe, MaxAge: *maxAge, Attempts: *attempts,
 		Log: func(line string) { fmt.Fprintln(stderr, "vulnd fetch: "+line) }}
+	if isTerminal(stderr) {
+		// On a terminal, a progress line rewritten in place; the file's
+		// log line then replaces it.
+		opt.Progress = func(file string, done, total int64) {
+			if total > 0 {
+				fmt.Fprintf(stderr, "\rvulnd fetch: %s %.1f/%.1f MB\x1b[K", file, float64(done)/1e6, float64(total)/1e6)
+			} else {
+				fmt.Fprintf(stderr, "\rvulnd fetch: %s %.1f MB\x1b[K", file, float64(done)/1e6)
+			}
+		}
+		log := opt.Log
+		opt.Log = func(line string) { fmt.Fprint(stderr, "\r\x1b[K"); log(line) }
+	}
 	if *years != "" {
 		first, last, ok := strings.Cut(*years, "-")
 		f, err1 := strconv.Atoi(first)
@@ -53,4 +66,14 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d fetched, %d unchanged\n", *dir, len(res.Fetched), len(res.Unchanged))
 	return nil
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

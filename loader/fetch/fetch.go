@@ -55,6 +55,9 @@ type Options struct {
 	Client              *http.Client  // nil: a client with a 2-minute timeout per request
 	// Log gets one line per file.
 	Log func(string)
+	// Progress, if set, is told of a download's progress now and then:
+	// the file, the bytes so far, and the total (-1 when unknown).
+	Progress func(file string, done, total int64)
 	// Now and Sleep are the clock, replaceable in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -315,7 +318,11 @@ func (f *fetcher) downloadWith(ctx context.Context, url, file string, hdr http.H
 				os.Remove(tmp.Name())
 			}
 		}()
-		if n, err = io.Copy(tmp, res.Body); err != nil {
+		var body io.Reader = res.Body
+		if f.opt.Progress != nil {
+			body = &progressReader{r: res.Body, name: filepath.Base(file), total: res.ContentLength, report: f.opt.Progress}
+		}
+		if n, err = io.Copy(tmp, body); err != nil {
 			return fmt.Errorf("%s: %w", url, err) // a cut transfer: try again
 		}
 		if err := check(tmp); err != nil {
@@ -339,6 +346,27 @@ func (f *fetcher) downloadWith(ctx context.Context, url, file string, hdr http.H
 		}
 		return syncDir(filepath.Dir(file))
 	})
+	return n, err
+}
+
+// progressReader reports every progressStep bytes read.
+type progressReader struct {
+	r          io.Reader
+	name       string
+	done, last int64
+	total      int64
+	report     func(string, int64, int64)
+}
+
+const progressStep = 1 << 20
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.done-p.last >= progressStep || err == io.EOF {
+		p.last = p.done
+		p.report(p.name, p.done, p.total)
+	}
 	return n, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,7 @@ func (m *mirror) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Write(b)
 }
 
@@ -189,6 +191,30 @@ func TestRunOnlyWhatChanged(t *testing.T) {
 	}
 	if n := m.count("/feeds/nvdcve-2.0-recent.json.gz"); n != 1 {
 		t.Errorf("recent downloaded %d times, want once", n)
+	}
+}
+
+// TestRunProgress: a download reports its bytes, the last report being
+// the whole file.
+func TestRunProgress(t *testing.T) {
+	m, opt, _ := setup(t)
+	big := feed(strings.Split(strings.TrimSuffix(strings.Repeat("CVE-2024-0001,", 40000), ","), ",")...)
+	m.put("nvdcve-2.0-2024", big, "2026-11-01T03:00:00-05:00")
+	last := map[string][2]int64{}
+	reports := 0
+	opt.Progress = func(file string, done, total int64) { last[file] = [2]int64{done, total}; reports++ }
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(opt.Dir, "nvdcve-2.0-2024.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := last["nvdcve-2.0-2024.json.gz"]; got[0] != fi.Size() || got[1] != fi.Size() {
+		t.Errorf("last report %v, want the file's %d bytes of %d", got, fi.Size(), fi.Size())
+	}
+	if reports < 5 {
+		t.Errorf("%d reports for 5 files", reports)
 	}
 }
 
