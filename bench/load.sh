@@ -176,8 +176,17 @@ fi
 # 2. vulnd.
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+# vulnd skips a SIGHUP that finds the snapshot it serves, so the reloads
+# alternate between the snapshot and a twin whose manifest differs only in
+# built_at (a different id, the same data), through a symlink.
+SNAP=$(cd "$SNAP" && pwd)
+if ((LOAD_RELOADS > 0)); then
+	cp -r "$SNAP" "$WORK/twin"
+	sed -i -E 's/"built_at": "[^"]*"/"built_at": "2000-01-01 00:00:00Z"/' "$WORK/twin/manifest.json"
+fi
+ln -sfn "$SNAP" "$WORK/current"
 t0=$(date +%s.%N)
-setsid taskset -c "$LOAD_SERVER_CPU" "$BIN" serve -snapshot "$SNAP" -addr "127.0.0.1:$PORT_VULND" 2>"$WORK/vulnd.log" &
+setsid taskset -c "$LOAD_SERVER_CPU" "$BIN" serve -snapshot "$WORK/current" -addr "127.0.0.1:$PORT_VULND" 2>"$WORK/vulnd.log" &
 VPID=$!
 PIDS+=("$VPID")
 for _ in $(seq 1200); do
@@ -358,6 +367,8 @@ if ((LOAD_RELOADS > 0)); then
 	loaded=$(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true)
 	failed=$(grep -c 'reload failed' "$WORK/vulnd.log" || true)
 	for i in $(seq "$LOAD_RELOADS"); do
+		if ((i % 2)); then ln -sfn "$WORK/twin" "$WORK/current.tmp"; else ln -sfn "$SNAP" "$WORK/current.tmp"; fi
+		mv -T "$WORK/current.tmp" "$WORK/current"
 		kill -HUP "$VPID"
 		for _ in $(seq 1800); do
 			(($(grep -c 'snapshot loaded' "$WORK/vulnd.log" || true) > loaded)) && break

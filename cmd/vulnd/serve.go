@@ -309,15 +309,14 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 	for sig := range sigs {
 		switch sig {
 		case syscall.SIGHUP:
-			// Logged; the old snapshot keeps serving on error.
-			if swapped, err := m.reload(); swapped || err != nil {
-				// The replaced index (or a failed load's buffers) is
-				// garbage now: hand its memory back to the OS at once,
-				// so RSS returns to one snapshot's worth instead of
-				// waiting for the scavenger, which a reload storm
-				// outruns.
-				debug.FreeOSMemory()
-			}
+			m.Reload() // logged; the old snapshot keeps serving on error
+			// The replaced index (or a failed load's buffers) is garbage
+			// now: hand its memory back to the OS at once, so RSS returns
+			// to one snapshot's worth instead of waiting for the
+			// scavenger, which a reload storm outruns. An unchanged
+			// snapshot frees what traffic left, too: every SIGHUP ends
+			// with RSS settled.
+			debug.FreeOSMemory()
 		case syscall.SIGTERM, syscall.SIGINT:
 			m.drain(sig, sigs)
 			return m.Close()
