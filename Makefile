@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fuzz demo sample refresh reload clean
+.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fuzz demo sample refresh refresh-build reload clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -88,7 +88,21 @@ sample: build
 # the servers named by PIDFILE or UNIT (see reload). Examples:
 #   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current UNIT=vulnd
 #   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current PIDFILE=/run/vulnd.pid
+# With FETCH=1 it first brings FEEDS up to date with vulnd fetch (from
+# FETCH_URL, default NVD's; the catalog is then FEEDS/cwec_latest.xml.zip
+# unless CWE names another), so one command runs the whole cycle:
+#   make refresh FETCH=1 FEEDS=/srv/nvd SNAP=/srv/vulnd/current UNIT=vulnd
+FETCH_URL ?= https://nvd.nist.gov/feeds/json/cve/2.0/
 refresh: build
+	@if [ -n "$(FETCH)" ]; then \
+	  echo "$(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL)"; \
+	  test -n "$(FEEDS)" || { echo "usage: make refresh FETCH=1 FEEDS=DIR SNAP=DIR [CWE=FILE] [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }; \
+	  $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS) || exit 1; \
+	fi
+	@$(MAKE) --no-print-directory refresh-build FEEDS="$(FEEDS)" SNAP="$(SNAP)" PIDFILE="$(PIDFILE)" UNIT="$(UNIT)" \
+	  CWE="$(or $(CWE),$(if $(FETCH),$(FEEDS)/cwec_latest.xml.zip))"
+
+refresh-build:
 	@test -n "$(FEEDS)" -a -n "$(CWE)" -a -n "$(SNAP)" || { echo "usage: make refresh FEEDS=DIR CWE=FILE SNAP=DIR [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }
 	@feeds=$$($(BIN) feeds $(FEEDS)) || exit 1; \
 	  prev=; test -d "$(SNAP)" && prev="-previous $(SNAP)"; \

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +78,57 @@ func TestFetchThenBuild(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".vulnd-fetch.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMakeRefreshFetch: make refresh FETCH=1 runs the whole cycle: fetch
+// into FEEDS (the catalog included), build, validate, move into place.
+func TestMakeRefreshFetch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make and builds the binary")
+	}
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	cwe, err := os.ReadFile(sharedData(t, "cwe/cwec_v4.15.xml.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"/cwe.zip": cwe}
+	for i, name := range []string{"nvdcve-2.0-2024", "nvdcve-2.0-modified", "nvdcve-2.0-recent"} {
+		content := []byte(fmt.Sprintf(`{"format":"NVD_CVE","version":"2.0","vulnerabilities":[{"cve":{"id":"CVE-2024-%04d","published":"2024-01-01T00:00:00.000","lastModified":"2024-01-02T00:00:00.000","descriptions":[{"lang":"en","value":"x"}],"references":[]}}]}`, i+1))
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(content)
+		zw.Close()
+		sum := sha256.Sum256(content)
+		files["/"+name+".json.gz"] = gz.Bytes()
+		files["/"+name+".meta"] = []byte(fmt.Sprintf("lastModifiedDate:2026-11-20T03:00:00-05:00\r\nsize:%d\r\nsha256:%s\r\n", len(content), strings.ToUpper(hex.EncodeToString(sum[:]))))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := files[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	tmp := t.TempDir()
+	feeds, snap := filepath.Join(tmp, "feeds"), filepath.Join(tmp, "current")
+	os.Mkdir(feeds, 0o755)
+	out, err := exec.Command("make", "--no-print-directory", "-C", filepath.Join("..", ".."), "refresh", "FETCH=1",
+		"BIN="+filepath.Join(tmp, "vulnd"), "FETCH_URL="+srv.URL+"/", "FETCH_FLAGS=-cwe-url "+srv.URL+"/cwe.zip -years 2024-2024",
+		"FEEDS="+feeds, "SNAP="+snap).CombinedOutput()
+	if err != nil {
+		t.Fatalf("make refresh FETCH=1: %v\n%s", err, out)
+	}
+	for _, w := range []string{"vulnd fetch: fetched nvdcve-2.0-2024.json.gz", "vulnd fetch: fetched cwec_latest.xml.zip",
+		"-cwe " + feeds + "/cwec_latest.xml.zip", "wrote " + snap + ".next: 3 CVEs, 1427 CWEs"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if _, err := loader.Validate(snap); err != nil {
+		t.Errorf("the refreshed snapshot: %v", err)
 	}
 }
