@@ -232,9 +232,10 @@ before it replaces the old copy (temporary file, fsync, rename). The
 yearly feeds are checked only on the first run and when the last full run
 is older than -max-age; the catalog by a conditional GET. Network errors,
 429 and 5xx are tried again with backoff, honouring Retry-After. One line
-per file on stderr, the counts on stdout. On a failure, exit 1 with one
-line naming the URL or file: that file keeps its old copy, and those
-fetched before it are complete. Then run vulnd build on DIR's feeds.`,
+per file on stderr, the counts on stdout. A run is all or nothing: the
+checked downloads are renamed into place only when every one succeeded.
+On a failure, exit 1 with one line naming the URL or file, and DIR is as
+it was. Then run vulnd build on DIR's feeds.`,
 	},
 	"version": {
 		usage: "version",

@@ -76,19 +76,26 @@ type state struct {
 	CWELastModified string    `json:"cwe_last_modified,omitempty"`
 }
 
-// Run mirrors the feeds into opt.Dir. A file that fails leaves its old
-// copy (and meta) as they were, and Run stops at the first failure with
-// an error naming the URL or file; the files already fetched in this run
-// are complete and checked.
-func Run(ctx context.Context, opt Options) (Result, error) {
+// Run mirrors the feeds into opt.Dir. It stops at the first failure with
+// an error naming the URL or file.
+//
+// A run is all or nothing: every download is checked into a temporary
+// file beside its target, and only when all of them (and the catalog)
+// succeeded are they renamed into place, feeds before their metas. A
+// failed run leaves the directory as it was.
+func Run(ctx context.Context, opt Options) (res Result, err error) {
 	f, err := newFetcher(opt)
 	if err != nil {
 		return Result{}, err
 	}
+	defer func() {
+		if err != nil {
+			f.discard()
+		}
+	}()
 	st := f.readState()
 	now := f.opt.Now()
 	full := st.LastFull.IsZero() || now.Sub(st.LastFull) > f.opt.MaxAge
-	var res Result
 	res.Full = full
 	var names []string
 	if full {
@@ -122,10 +129,40 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	if full {
 		st.LastFull = now
 	}
+	if err := f.commit(); err != nil {
+		return res, err
+	}
 	return res, f.writeState(st)
 }
 
-type fetcher struct{ opt Options }
+type fetcher struct {
+	opt Options
+	// staged are the checked temporary files of this run and the names
+	// they take on commit, in that order.
+	staged []staged
+}
+
+type staged struct{ tmp, final string }
+
+// commit renames every staged file into place, then syncs the directory.
+func (f *fetcher) commit() error {
+	for i, s := range f.staged {
+		if err := os.Rename(s.tmp, s.final); err != nil {
+			f.staged = f.staged[i:]
+			return err
+		}
+	}
+	f.staged = nil
+	return syncDir(f.opt.Dir)
+}
+
+// discard removes the staged files of a failed run.
+func (f *fetcher) discard() {
+	for _, s := range f.staged {
+		os.Remove(s.tmp)
+	}
+	f.staged = nil
+}
 
 func newFetcher(opt Options) (*fetcher, error) {
 	if opt.Dir == "" {
@@ -181,7 +218,7 @@ func newFetcher(opt Options) (*fetcher, error) {
 			}
 		}
 	}
-	return &fetcher{opt}, nil
+	return &fetcher{opt: opt}, nil
 }
 
 // feed brings name.json.gz up to date with its meta; it reports whether it
@@ -212,7 +249,7 @@ func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := writeAtomic(metaFile, raw); err != nil {
+	if err := f.stage(metaFile, raw); err != nil {
 		return false, err
 	}
 	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %.1f MB in %s", name, float64(n)/1e6, time.Since(start).Round(time.Millisecond)))
@@ -298,9 +335,9 @@ func (f *fetcher) download(ctx context.Context, url, file string, check func(*os
 	return f.downloadWith(ctx, url, file, nil, check, nil)
 }
 
-// downloadWith GETs url into a temporary file beside file, checks it,
-// syncs it and renames it into place, then syncs the directory. A 304 is
-// errNotModified. It returns the bytes written.
+// downloadWith GETs url into a temporary file beside file, checks it and
+// syncs it, and stages it to be renamed into place when the run commits.
+// A 304 is errNotModified. It returns the bytes written.
 func (f *fetcher) downloadWith(ctx context.Context, url, file string, hdr http.Header, check func(*os.File) error, resp **http.Response) (int64, error) {
 	var n int64
 	err := f.retry(ctx, url, hdr, func(res *http.Response) error {
@@ -337,16 +374,38 @@ func (f *fetcher) downloadWith(ctx context.Context, url, file string, hdr http.H
 		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 			return permanent{err}
 		}
-		if err := os.Rename(tmp.Name(), file); err != nil {
-			return permanent{err}
-		}
 		done = true
+		f.staged = append(f.staged, staged{tmp.Name(), file})
 		if resp != nil {
 			*resp = res
 		}
-		return syncDir(filepath.Dir(file))
+		return nil
 	})
 	return n, err
+}
+
+// stage writes b to a synced temporary file that commit renames to path.
+func (f *fetcher) stage(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	f.staged = append(f.staged, staged{tmp.Name(), path})
+	return nil
 }
 
 // progressReader reports every progressStep bytes read.

@@ -354,3 +354,47 @@ func FuzzParseMeta(f *testing.F) {
 		}
 	})
 }
+
+// TestRunAllOrNothing: when one file of a run fails, none of the run's
+// downloads replaces anything: modified stays at its old copy although
+// its own download was good, and a first run that fails leaves the
+// directory empty.
+func TestRunAllOrNothing(t *testing.T) {
+	m, opt, _ := setup(t)
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	for _, n := range dirFiles(t, opt.Dir) {
+		before[n], _ = os.ReadFile(filepath.Join(opt.Dir, n))
+	}
+	m.put("nvdcve-2.0-modified", feed("CVE-2024-0007"), "2026-11-21T03:00:00-05:00")
+	m.put("nvdcve-2.0-recent", feed("CVE-2024-0008"), "2026-11-21T03:00:00-05:00")
+	m.mu.Lock()
+	m.files["/feeds/nvdcve-2.0-recent.json.gz"] = []byte("not gzip")
+	m.mu.Unlock()
+	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "nvdcve-2.0-recent.json.gz: not gzip") {
+		t.Fatalf("err %v, want recent refused", err)
+	}
+	after := map[string][]byte{}
+	for _, n := range dirFiles(t, opt.Dir) {
+		after[n], _ = os.ReadFile(filepath.Join(opt.Dir, n))
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("the directory changed in a failed run (-before +after):\n%s", diff)
+	}
+
+	// A first run whose last feed is bad: 2023, 2024 and modified were
+	// downloaded and checked, and are dropped.
+	m2, fresh, _ := setup(t)
+	m2.files["/feeds/nvdcve-2.0-recent.json.gz"] = []byte("not gzip")
+	if _, err := Run(context.Background(), fresh); err == nil {
+		t.Fatal("a run with a bad feed succeeded")
+	}
+	if m2.count("/feeds/nvdcve-2.0-modified.json.gz") != 1 {
+		t.Fatal("modified was not downloaded before recent failed")
+	}
+	if got := dirFiles(t, fresh.Dir); len(got) != 0 {
+		t.Errorf("a failed first run left %v", got)
+	}
+}
