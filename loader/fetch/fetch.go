@@ -1,7 +1,16 @@
 // Package fetch mirrors NVD's CVE API 2.0 feed files and MITRE's CWE
 // catalog into a directory, downloading only what changed: each feed's
 // .meta file says when it changed and the SHA-256 of its content, which
-// every download is checked against before it replaces the old copy.
+// every download is checked against, as it streams in, before it replaces
+// the old copy. The catalog is asked for with a conditional GET.
+//
+// Each file is replaced on its own, atomically (temporary file beside it,
+// fsync, rename, fsync of the directory; a feed's meta after the feed), so
+// a run that fails or is stopped leaves the file it was at as it was, and
+// every file it fetched before is complete and checked.
+//
+// Getter, the HTTP part (retries with backoff, Retry-After, a timeout per
+// try), is usable on its own.
 package fetch
 
 import (
@@ -15,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,9 +40,10 @@ const (
 	DefaultCWEURL  = "https://cwe.mitre.org/data/xml/cwec_latest.xml.zip"
 	// DefaultMaxAge: NVD's modified feed covers the last eight days, so
 	// a mirror older than that must check every yearly feed again.
-	DefaultMaxAge   = 8 * 24 * time.Hour
-	DefaultAttempts = 5
-	firstYear       = 2002
+	DefaultMaxAge = 8 * 24 * time.Hour
+	// FirstYear is the first yearly feed: nvdcve-2.0-2002 also holds
+	// the CVEs of 1999 to 2001.
+	FirstYear = 2002
 	// StateName is the file in the directory that remembers the last full
 	// run and the catalog's validators.
 	StateName = ".vulnd-fetch.json"
@@ -45,15 +54,17 @@ const (
 // Options say what to mirror where. Only Dir is required.
 type Options struct {
 	Dir     string
-	BaseURL string // the feeds' directory URL, ending in "/"
-	CWEURL  string // "" for the default; "-" to skip the catalog
-	// Years are the yearly feeds, from FirstYear to LastYear (0: 2002 and
+	BaseURL string // the feeds' directory URL; "": DefaultBaseURL
+	CWEURL  string // "": DefaultCWEURL; "-" to skip the catalog
+	// The yearly feeds are those from FirstYear to LastYear (0: 2002 and
 	// the current year).
 	FirstYear, LastYear int
 	MaxAge              time.Duration // 0: DefaultMaxAge
 	Attempts            int           // tries per request; 0: DefaultAttempts
-	Client              *http.Client  // nil: a client with a 2-minute timeout per request
-	// Log gets one line per file.
+	Timeout             time.Duration // per try, the body included; 0: DefaultTimeout
+	Client              *http.Client  // nil: http.DefaultClient
+	// Log gets one line per file: "fetched NAME: 12.3 MB in 4.1s" or
+	// "unchanged NAME".
 	Log func(string)
 	// Progress, if set, is told of a download's progress now and then:
 	// the file, the bytes so far, and the total (-1 when unknown).
@@ -63,7 +74,8 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Result lists the files written and those found unchanged.
+// Result lists the files written and those found unchanged, in the order
+// they were checked.
 type Result struct {
 	Fetched, Unchanged []string
 	Full               bool // the yearly feeds were checked too
@@ -76,27 +88,23 @@ type state struct {
 	CWELastModified string    `json:"cwe_last_modified,omitempty"`
 }
 
-// Run mirrors the feeds into opt.Dir. It stops at the first failure with
-// an error naming the URL or file.
-//
-// A run is all or nothing: every download is checked into a temporary
-// file beside its target, and only when all of them (and the catalog)
-// succeeded are they renamed into place, feeds before their metas. A
-// failed run leaves the directory as it was.
-func Run(ctx context.Context, opt Options) (res Result, err error) {
+// Run brings opt.Dir up to date: the yearly feeds (on the first run, when
+// one is missing, or when the last full run is more than opt.MaxAge old),
+// then modified and recent, then the catalog. It stops at the first
+// failure with an error naming the URL or file; the files fetched before
+// it are in place, complete and checked, and the one that failed keeps its
+// old copy and meta. Run is safe to call again after a failure: what is
+// already there is not downloaded again. It must not run twice at once on
+// one directory.
+func Run(ctx context.Context, opt Options) (Result, error) {
 	f, err := newFetcher(opt)
 	if err != nil {
 		return Result{}, err
 	}
-	defer func() {
-		if err != nil {
-			f.discard()
-		}
-	}()
 	st := f.readState()
 	now := f.opt.Now()
-	full := st.LastFull.IsZero() || now.Sub(st.LastFull) > f.opt.MaxAge
-	res.Full = full
+	full := st.LastFull.IsZero() || now.Sub(st.LastFull) > f.opt.MaxAge || f.missingYear()
+	res := Result{Full: full}
 	var names []string
 	if full {
 		for y := f.opt.FirstYear; y <= f.opt.LastYear; y++ {
@@ -104,64 +112,36 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 		}
 	}
 	names = append(names, "nvdcve-2.0-modified", "nvdcve-2.0-recent")
+	note := func(file string, fetched bool) {
+		if fetched {
+			res.Fetched = append(res.Fetched, file)
+		} else {
+			res.Unchanged = append(res.Unchanged, file)
+		}
+	}
 	for _, n := range names {
 		fetched, err := f.feed(ctx, n)
 		if err != nil {
 			return res, err
 		}
-		if fetched {
-			res.Fetched = append(res.Fetched, n+".json.gz")
-		} else {
-			res.Unchanged = append(res.Unchanged, n+".json.gz")
-		}
+		note(n+".json.gz", fetched)
 	}
 	if f.opt.CWEURL != "-" {
 		fetched, err := f.cwe(ctx, &st)
 		if err != nil {
 			return res, err
 		}
-		if fetched {
-			res.Fetched = append(res.Fetched, CWEName)
-		} else {
-			res.Unchanged = append(res.Unchanged, CWEName)
-		}
+		note(CWEName, fetched)
 	}
 	if full {
 		st.LastFull = now
-	}
-	if err := f.commit(); err != nil {
-		return res, err
 	}
 	return res, f.writeState(st)
 }
 
 type fetcher struct {
 	opt Options
-	// staged are the checked temporary files of this run and the names
-	// they take on commit, in that order.
-	staged []staged
-}
-
-type staged struct{ tmp, final string }
-
-// commit renames every staged file into place, then syncs the directory.
-func (f *fetcher) commit() error {
-	for i, s := range f.staged {
-		if err := os.Rename(s.tmp, s.final); err != nil {
-			f.staged = f.staged[i:]
-			return err
-		}
-	}
-	f.staged = nil
-	return syncDir(f.opt.Dir)
-}
-
-// discard removes the staged files of a failed run.
-func (f *fetcher) discard() {
-	for _, s := range f.staged {
-		os.Remove(s.tmp)
-	}
-	f.staged = nil
+	get *Getter
 }
 
 func newFetcher(opt Options) (*fetcher, error) {
@@ -186,7 +166,7 @@ func newFetcher(opt Options) (*fetcher, error) {
 		opt.Now = time.Now
 	}
 	if opt.FirstYear == 0 {
-		opt.FirstYear = firstYear
+		opt.FirstYear = FirstYear
 	}
 	if opt.LastYear == 0 {
 		opt.LastYear = opt.Now().UTC().Year()
@@ -197,35 +177,34 @@ func newFetcher(opt Options) (*fetcher, error) {
 	if opt.MaxAge == 0 {
 		opt.MaxAge = DefaultMaxAge
 	}
-	if opt.Attempts <= 0 {
-		opt.Attempts = DefaultAttempts
-	}
-	if opt.Client == nil {
-		opt.Client = &http.Client{Timeout: 2 * time.Minute}
-	}
 	if opt.Log == nil {
 		opt.Log = func(string) {}
 	}
-	if opt.Sleep == nil {
-		opt.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
+	g := &Getter{Client: opt.Client, Attempts: opt.Attempts, Timeout: opt.Timeout, Now: opt.Now, Sleep: opt.Sleep}
+	return &fetcher{opt: opt, get: g}, nil
+}
+
+// missingYear reports whether a yearly feed is not in the directory: a
+// first run, or one with a wider -years than the last.
+func (f *fetcher) missingYear() bool {
+	for y := f.opt.FirstYear; y <= f.opt.LastYear; y++ {
+		if _, err := os.Stat(filepath.Join(f.opt.Dir, "nvdcve-2.0-"+strconv.Itoa(y)+".json.gz")); err != nil {
+			return true
 		}
 	}
-	return &fetcher{opt: opt}, nil
+	return false
 }
 
 // feed brings name.json.gz up to date with its meta; it reports whether it
 // downloaded it.
 func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 	metaURL := f.opt.BaseURL + name + ".meta"
-	raw, err := f.getSmall(ctx, metaURL)
+	var raw []byte
+	err := f.get.Get(ctx, metaURL, nil, func(res *http.Response) error {
+		var err error
+		raw, err = io.ReadAll(io.LimitReader(res.Body, maxMetaBytes+1))
+		return err
+	})
 	if err != nil {
 		return false, err
 	}
@@ -235,52 +214,89 @@ func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 	}
 	file := filepath.Join(f.opt.Dir, name+".json.gz")
 	metaFile := filepath.Join(f.opt.Dir, name+".meta")
-	if old, err := os.ReadFile(metaFile); err == nil {
-		if om, err := ParseMeta(old); err == nil && om.SHA256 == meta.SHA256 && om.LastModified == meta.LastModified {
-			if _, err := os.Stat(file); err == nil {
-				f.opt.Log("unchanged " + name + ".json.gz")
-				return false, nil
+	if f.upToDate(file, metaFile, meta) {
+		// The same content; a meta that moved only its date is kept in
+		// step.
+		if old, _ := os.ReadFile(metaFile); !bytes.Equal(old, raw) {
+			if err := writeAtomic(metaFile, raw); err != nil {
+				return false, err
 			}
 		}
+		f.opt.Log("unchanged " + name + ".json.gz")
+		return false, nil
 	}
 	start := time.Now()
 	url := f.opt.BaseURL + name + ".json.gz"
-	n, err := f.download(ctx, url, file, func(tmp *os.File) error { return checkFeed(tmp, meta) })
+	_, n, err := f.download(ctx, url, file, nil, meta.GzSize, func(tmp io.Writer, body io.Reader) error {
+		return copyFeed(tmp, body, meta)
+	}, nil)
 	if err != nil {
 		return false, err
 	}
-	if err := f.stage(metaFile, raw); err != nil {
+	// The meta only once its feed is in place: a crash in between leaves
+	// the old meta, and the next run downloads the feed again.
+	if err := writeAtomic(metaFile, raw); err != nil {
 		return false, err
 	}
-	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %.1f MB in %s", name, float64(n)/1e6, time.Since(start).Round(time.Millisecond)))
+	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %s in %s", name, megabytes(n), took(time.Since(start))))
 	return true, nil
 }
 
-// checkFeed checks that the gzip file tmp decompresses to meta's size and
-// SHA-256.
-func checkFeed(tmp *os.File, meta Meta) error {
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return err
+// upToDate reports whether file holds the content meta describes, going
+// by the meta kept beside it (same SHA-256 and size) and file's own size.
+func (f *fetcher) upToDate(file, metaFile string, meta Meta) bool {
+	b, err := os.ReadFile(metaFile)
+	if err != nil {
+		return false
 	}
-	zr, err := gzip.NewReader(bufio.NewReader(tmp))
+	old, err := ParseMeta(b)
+	if err != nil || old.SHA256 != meta.SHA256 || old.Size != meta.Size || old.GzSize != meta.GzSize {
+		return false
+	}
+	fi, err := os.Stat(file)
+	return err == nil && fi.Mode().IsRegular() && (meta.GzSize == 0 || fi.Size() == meta.GzSize)
+}
+
+// copyFeed copies the gzip file body into dst, decompressing it on the way
+// to check that it is whole and matches meta's sizes and SHA-256.
+func copyFeed(dst io.Writer, body io.Reader, meta Meta) error {
+	cw := &countWriter{w: dst}
+	zr, err := gzip.NewReader(io.TeeReader(body, cw))
 	if err != nil {
 		return fmt.Errorf("not gzip: %w", err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, zr)
 	if err != nil {
-		return fmt.Errorf("gzip: %w", err)
+		return fmt.Errorf("truncated or damaged gzip: %w", err)
 	}
-	if got := strings.ToUpper(hex.EncodeToString(h.Sum(nil))); got != meta.SHA256 {
+	if _, err := io.Copy(cw, body); err != nil { // nothing, normally
+		return err
+	}
+	switch got := strings.ToUpper(hex.EncodeToString(h.Sum(nil))); {
+	case got != meta.SHA256:
 		return fmt.Errorf("sha256 of the content is %s, the meta says %s", got, meta.SHA256)
-	}
-	if meta.Size > 0 && n != meta.Size {
+	case meta.Size > 0 && n != meta.Size:
 		return fmt.Errorf("content is %d bytes, the meta says %d", n, meta.Size)
+	case meta.GzSize > 0 && cw.n != meta.GzSize:
+		return fmt.Errorf("file is %d bytes, the meta's gzSize says %d", cw.n, meta.GzSize)
 	}
 	return nil
 }
 
-// cwe brings the catalog up to date with a conditional GET.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// cwe brings the catalog up to date with a conditional GET, keeping its
+// validators in st.
 func (f *fetcher) cwe(ctx context.Context, st *state) (bool, error) {
 	file := filepath.Join(f.opt.Dir, CWEName)
 	hdr := http.Header{}
@@ -293,122 +309,122 @@ func (f *fetcher) cwe(ctx context.Context, st *state) (bool, error) {
 		}
 	}
 	start := time.Now()
-	var res *http.Response
-	n, err := f.downloadWith(ctx, f.opt.CWEURL, file, hdr, func(tmp *os.File) error { return checkCatalog(tmp) }, &res)
-	if errors.Is(err, errNotModified) {
+	h, n, err := f.download(ctx, f.opt.CWEURL, file, hdr, -1, func(tmp io.Writer, body io.Reader) error {
+		_, err := io.Copy(tmp, body)
+		return err
+	}, checkCatalog)
+	if errors.Is(err, ErrNotModified) {
 		f.opt.Log("unchanged " + CWEName)
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	st.CWEETag, st.CWELastModified = res.Header.Get("ETag"), res.Header.Get("Last-Modified")
-	f.opt.Log(fmt.Sprintf("fetched %s: %.1f MB in %s", CWEName, float64(n)/1e6, time.Since(start).Round(time.Millisecond)))
+	st.CWEETag, st.CWELastModified = h.Get("ETag"), h.Get("Last-Modified")
+	f.opt.Log(fmt.Sprintf("fetched %s: %s in %s", CWEName, megabytes(n), took(time.Since(start))))
 	return true, nil
 }
 
-// checkCatalog checks that tmp is a zip archive holding one XML file.
-func checkCatalog(tmp *os.File) error {
-	fi, err := tmp.Stat()
-	if err != nil {
-		return err
-	}
-	zr, err := zip.NewReader(tmp, fi.Size())
+// checkCatalog checks that the file at path is a zip archive holding one
+// XML file, which decompresses whole (its CRC-32 checked).
+func checkCatalog(path string) error {
+	zr, err := zip.OpenReader(path)
 	if err != nil {
 		return fmt.Errorf("not a zip archive: %w", err)
 	}
-	var xml int
+	defer zr.Close()
+	var xml []*zip.File
 	for _, zf := range zr.File {
 		if strings.HasSuffix(strings.ToLower(zf.Name), ".xml") {
-			xml++
+			xml = append(xml, zf)
 		}
 	}
-	if xml != 1 {
-		return fmt.Errorf("the archive holds %d XML files, want 1", xml)
+	if len(xml) != 1 {
+		return fmt.Errorf("the archive holds %d XML files, want 1", len(xml))
+	}
+	rc, err := xml[0].Open()
+	if err != nil {
+		return fmt.Errorf("%s in the archive: %w", xml[0].Name, err)
+	}
+	defer rc.Close()
+	br := bufio.NewReader(rc)
+	start, _ := br.Peek(64)
+	if !bytes.HasPrefix(bytes.TrimLeft(bytes.TrimPrefix(start, []byte("\xef\xbb\xbf")), " \t\r\n"), []byte("<")) {
+		return fmt.Errorf("%s in the archive is not XML", xml[0].Name)
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		return fmt.Errorf("%s in the archive: %w", xml[0].Name, err)
 	}
 	return nil
 }
 
-var errNotModified = errors.New("not modified")
-
-func (f *fetcher) download(ctx context.Context, url, file string, check func(*os.File) error) (int64, error) {
-	return f.downloadWith(ctx, url, file, nil, check, nil)
-}
-
-// downloadWith GETs url into a temporary file beside file, checks it and
-// syncs it, and stages it to be renamed into place when the run commits.
-// A 304 is errNotModified. It returns the bytes written.
-func (f *fetcher) downloadWith(ctx context.Context, url, file string, hdr http.Header, check func(*os.File) error, resp **http.Response) (int64, error) {
+// download GETs url into a temporary file beside target through fill,
+// which copies the body and checks it on the way, then checks the whole
+// file with check (if not nil). The checked file is synced and renamed to target, and the
+// directory synced. total is the expected size for progress reports (-1:
+// the Content-Length). A failure removes the temporary file and leaves
+// target as it was. It returns the answer's headers and the bytes
+// written; a 304 is ErrNotModified.
+func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Header, total int64,
+	fill func(tmp io.Writer, body io.Reader) error, check func(path string) error) (http.Header, int64, error) {
+	var h http.Header
 	var n int64
-	err := f.retry(ctx, url, hdr, func(res *http.Response) error {
-		if res.StatusCode == http.StatusNotModified {
-			return errNotModified
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	var tmpName string
+	err := f.get.Get(ctx, url, hdr, func(res *http.Response) error {
+		tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
 		if err != nil {
-			return permanent{err}
+			return err
 		}
-		done := false
+		ok := false
 		defer func() {
-			if !done {
+			if !ok {
 				tmp.Close()
 				os.Remove(tmp.Name())
 			}
 		}()
 		var body io.Reader = res.Body
 		if f.opt.Progress != nil {
-			body = &progressReader{r: res.Body, name: filepath.Base(file), total: res.ContentLength, report: f.opt.Progress}
+			if total <= 0 {
+				total = res.ContentLength
+			}
+			body = &progressReader{r: body, name: filepath.Base(target), total: total, report: f.opt.Progress}
 		}
-		if n, err = io.Copy(tmp, body); err != nil {
-			return fmt.Errorf("%s: %w", url, err) // a cut transfer: try again
+		bw := bufio.NewWriterSize(tmp, 256<<10)
+		cw := &countWriter{w: bw}
+		if err := fill(cw, body); err != nil {
+			return err
 		}
-		if err := check(tmp); err != nil {
-			return permanent{fmt.Errorf("%s: %w", url, err)}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(tmp.Name()); err != nil {
+				return err
+			}
 		}
 		if err := tmp.Sync(); err != nil {
-			return permanent{err}
+			return err
 		}
 		if err := tmp.Close(); err != nil {
-			return permanent{err}
+			return err
 		}
 		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-			return permanent{err}
+			return err
 		}
-		done = true
-		f.staged = append(f.staged, staged{tmp.Name(), file})
-		if resp != nil {
-			*resp = res
-		}
+		ok, h, n, tmpName = true, res.Header, cw.n, tmp.Name()
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := os.Rename(tmpName, target); err != nil {
+		os.Remove(tmpName)
+		return nil, 0, err
+	}
+	return h, n, syncDir(filepath.Dir(target))
 }
 
-// stage writes b to a synced temporary file that commit renames to path.
-func (f *fetcher) stage(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	f.staged = append(f.staged, staged{tmp.Name(), path})
-	return nil
-}
-
-// progressReader reports every progressStep bytes read.
+// progressReader reports every progressStep bytes read, and at the end.
 type progressReader struct {
 	r          io.Reader
 	name       string
@@ -422,119 +438,22 @@ const progressStep = 1 << 20
 func (p *progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	p.done += int64(n)
-	if p.done-p.last >= progressStep || err == io.EOF {
+	if p.done-p.last >= progressStep || err == io.EOF && p.done != p.last {
 		p.last = p.done
 		p.report(p.name, p.done, p.total)
 	}
 	return n, err
 }
 
-// getSmall GETs a small document (a .meta file) whole.
-func (f *fetcher) getSmall(ctx context.Context, url string) ([]byte, error) {
-	var b []byte
-	err := f.retry(ctx, url, nil, func(res *http.Response) error {
-		var err error
-		b, err = io.ReadAll(io.LimitReader(res.Body, 64<<10))
-		if err != nil {
-			return fmt.Errorf("%s: %w", url, err)
-		}
-		return nil
-	})
-	return b, err
-}
+// megabytes formats n bytes as "12.3 MB".
+func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
-// permanent marks an error that another try would not mend.
-type permanent struct{ error }
-
-func (p permanent) Unwrap() error { return p.error }
-
-// retry GETs url and hands a 200 (or 304) to use, trying again with
-// backoff on network errors, 429 and 5xx (honouring Retry-After) and
-// when use fails with a non-permanent error, up to Attempts tries.
-func (f *fetcher) retry(ctx context.Context, url string, hdr http.Header, use func(*http.Response) error) error {
-	var last error
-	for attempt := 0; attempt < f.opt.Attempts; attempt++ {
-		if attempt > 0 {
-			wait := backoff(attempt)
-			var ra retryAfter
-			if errors.As(last, &ra) {
-				wait = ra.d
-			}
-			if err := f.opt.Sleep(ctx, wait); err != nil {
-				return err
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		for k, v := range hdr {
-			req.Header[k] = v
-		}
-		req.Header.Set("User-Agent", "vulnd-fetch")
-		res, err := f.opt.Client.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			last = fmt.Errorf("%s: %w", url, err)
-			continue
-		}
-		err = func() error {
-			defer res.Body.Close()
-			switch {
-			case res.StatusCode == http.StatusOK, res.StatusCode == http.StatusNotModified && hdr != nil:
-				return use(res)
-			case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:
-				err := fmt.Errorf("%s: %s", url, res.Status)
-				if d, ok := parseRetryAfter(res.Header.Get("Retry-After"), f.opt.Now()); ok {
-					return retryAfter{err, d}
-				}
-				return err
-			default:
-				return permanent{fmt.Errorf("%s: %s", url, res.Status)}
-			}
-		}()
-		var p permanent
-		switch {
-		case err == nil, errors.Is(err, errNotModified):
-			return err
-		case errors.As(err, &p):
-			return p.error
-		}
-		last = err
+// took formats a duration for a log line: "4.1s", "230ms".
+func took(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond).String()
 	}
-	return fmt.Errorf("%w (after %d tries)", last, f.opt.Attempts)
-}
-
-// retryAfter is a refusal that said when to come back.
-type retryAfter struct {
-	error
-	d time.Duration
-}
-
-// maxRetryAfter bounds a server's Retry-After.
-const maxRetryAfter = 10 * time.Minute
-
-// parseRetryAfter reads Retry-After: seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, maxRetryAfter), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(t.Sub(now), 0), maxRetryAfter), true
-	}
-	return 0, false
-}
-
-// backoff is the wait before try attempt+1: 1 s doubling to at most a
-// minute, with up to 50 % jitter so a fleet does not retry in step.
-func backoff(attempt int) time.Duration {
-	d := min(time.Second<<(attempt-1), time.Minute)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	return d.Round(time.Millisecond).String()
 }
 
 func (f *fetcher) readState() state {
@@ -553,7 +472,8 @@ func (f *fetcher) writeState(st state) error {
 	return writeAtomic(filepath.Join(f.opt.Dir, StateName), append(b, '\n'))
 }
 
-// writeAtomic writes b to path through a synced temporary file.
+// writeAtomic writes b to path through a synced temporary file beside it,
+// renamed into place, then syncs the directory.
 func writeAtomic(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -579,6 +499,7 @@ func writeAtomic(path string, b []byte) error {
 	return syncDir(filepath.Dir(path))
 }
 
+// syncDir makes the renames in dir durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -586,54 +507,7 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return permanent{err}
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
-}
-
-// Meta is an NVD feed's .meta file.
-type Meta struct {
-	LastModified string // lastModifiedDate, as written
-	Size         int64  // of the uncompressed JSON
-	SHA256       string // of the uncompressed JSON, upper-case hex
-}
-
-// ParseMeta reads a .meta file: "key:value" lines, of which
-// lastModifiedDate and sha256 (64 hex digits) are required and size, if
-// present, is a whole number. Other keys (zipSize, gzSize) are ignored.
-func ParseMeta(b []byte) (Meta, error) {
-	var m Meta
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		k, v, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			return Meta{}, fmt.Errorf("meta line %q has no colon", line)
-		}
-		switch string(k) {
-		case "lastModifiedDate":
-			m.LastModified = string(v)
-		case "size":
-			n, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil || n < 0 {
-				return Meta{}, fmt.Errorf("meta size %q is not a whole number", v)
-			}
-			m.Size = n
-		case "sha256":
-			s := strings.ToUpper(string(v))
-			if _, err := hex.DecodeString(s); err != nil || len(s) != 64 {
-				return Meta{}, fmt.Errorf("meta sha256 %q is not 64 hex digits", v)
-			}
-			m.SHA256 = s
-		}
-	}
-	switch {
-	case m.LastModified == "":
-		return Meta{}, errors.New("meta has no lastModifiedDate")
-	case m.SHA256 == "":
-		return Meta{}, errors.New("meta has no sha256")
-	}
-	return m, nil
 }

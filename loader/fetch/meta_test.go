@@ -1,0 +1,93 @@
+package fetch
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParseMeta: NVD's five CRLF-ended lines, and what is refused.
+func TestParseMeta(t *testing.T) {
+	sum := "4D1F06C1E1E0C0E8E1B9E2A1E1A0B3D4C6F8A1B2C3D4E5F60718293A4B5C6DE0"
+	nvd, err := os.ReadFile("testdata/nvdcve-2.0-2024.meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, in string
+		want     Meta
+		err      string // a part of the error; "" for none
+	}{
+		{name: "NVD's form", in: string(nvd),
+			want: Meta{LastModified: "2026-11-20T03:00:01-05:00", Size: 97365170, ZipSize: 5032123, GzSize: 5031987, SHA256: sum}},
+		{name: "LF, lower-case sum, no sizes", in: "lastModifiedDate:2026-11-20T03:00:01-05:00\nsha256:" + strings.ToLower(sum) + "\n",
+			want: Meta{LastModified: "2026-11-20T03:00:01-05:00", SHA256: sum}},
+		{name: "other keys and blank lines", in: "\r\nlastModifiedDate:x\r\nfoo:bar\r\n\r\nsha256:" + sum,
+			want: Meta{LastModified: "x", SHA256: sum}},
+		{name: "empty", in: "", err: "no lastModifiedDate"},
+		{name: "no date", in: "sha256:" + sum, err: "no lastModifiedDate"},
+		{name: "no sum", in: "lastModifiedDate:x", err: "no sha256"},
+		{name: "short sum", in: "lastModifiedDate:x\nsha256:12", err: `sha256 "12" is not 64 hex digits`},
+		{name: "not hex", in: "lastModifiedDate:x\nsha256:" + strings.Repeat("G", 64), err: "not 64 hex digits"},
+		{name: "negative size", in: "lastModifiedDate:x\nsize:-1\nsha256:" + sum, err: `size "-1" is not a whole number`},
+		{name: "bad gzSize", in: "lastModifiedDate:x\ngzSize:1e3\nsha256:" + sum, err: `gzSize "1e3"`},
+		{name: "twice", in: "lastModifiedDate:x\nsha256:" + sum + "\nsha256:" + sum, err: "sha256 twice"},
+		{name: "no colon", in: "garbage", err: "has no colon"},
+		{name: "an HTML page", in: "<html><body>Not here</body></html>", err: "has no colon"},
+		{name: "too long", in: strings.Repeat("a:b\n", 2000), err: "more than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseMeta([]byte(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// formatMeta writes m as NVD does.
+func formatMeta(m Meta) string {
+	return fmt.Sprintf("lastModifiedDate:%s\r\nsize:%d\r\nzipSize:%d\r\ngzSize:%d\r\nsha256:%s\r\n", m.LastModified, m.Size, m.ZipSize, m.GzSize, m.SHA256)
+}
+
+// FuzzParseMeta: never a panic; what is accepted has its required fields,
+// and written again in NVD's form it reads back the same.
+func FuzzParseMeta(f *testing.F) {
+	if b, err := os.ReadFile("testdata/nvdcve-2.0-2024.meta"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("lastModifiedDate:x\nsha256:" + strings.Repeat("ab", 32)))
+	f.Add([]byte("lastModifiedDate:x\nsize:12\nsize:13\n"))
+	f.Add([]byte("<html>"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseMeta(b)
+		if err != nil {
+			return
+		}
+		if len(m.SHA256) != 64 || strings.ToUpper(m.SHA256) != m.SHA256 || m.LastModified == "" || m.Size < 0 || m.GzSize < 0 || m.ZipSize < 0 {
+			t.Fatalf("accepted %+v", m)
+		}
+		if strings.ContainsAny(m.LastModified, "\r\n") {
+			return // cannot be written on one line again
+		}
+		again, err := ParseMeta([]byte(formatMeta(m)))
+		if err != nil {
+			t.Fatalf("%+v written again does not read: %v", m, err)
+		}
+		if diff := cmp.Diff(m, again); diff != "" {
+			t.Errorf("round trip (-first +again):\n%s", diff)
+		}
+	})
+}
