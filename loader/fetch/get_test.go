@@ -26,7 +26,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"99999999999999999999", 0, false}, // overflows: neither form
 		{"Sat, 21 Nov 2026 00:00:30 GMT", 30 * time.Second, true},
 		{"Saturday, 21-Nov-26 00:00:30 GMT", 30 * time.Second, true}, // RFC 850, obsolete but allowed
-		{"Fri, 20 Nov 2026 23:00:00 GMT", 0, true},                    // past: no wait
+		{"Fri, 20 Nov 2026 23:00:00 GMT", 0, true},                   // past: no wait
 		{"Sun, 22 Nov 2026 00:00:00 GMT", maxRetryAfter, true},
 		{"", 0, false},
 		{"-5", 0, false},
