@@ -10,9 +10,28 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/vulnd/vulnd/loader/fetch"
 )
+
+var fetchHelp = help{
+	usage: "fetch -dir DIR [-base-url URL] [-cwe-url URL] [-years FIRST-LAST|all] [-max-age 8d] [flags]",
+	about: `Mirrors NVD's CVE API 2.0 feed files (nvdcve-2.0-YYYY.json.gz, -modified,
+-recent) and MITRE's CWE catalog (cwec_latest.xml.zip) into DIR, which
+must exist. Each feed's .meta is read first and the feed downloaded only
+when it changed; as it streams in, its content must match the meta's size
+and SHA-256 before it replaces the old copy (temporary file, fsync,
+rename), then the meta is written beside it. The yearly feeds are checked
+on the first run and when the last full run is older than -max-age; the
+catalog by a conditional GET, and it must be a zip of one XML file.
+Network errors, timeouts, 429 and 5xx are tried again with backoff,
+honouring Retry-After. One line per file on stderr (a progress line on a
+terminal), the counts on stdout. On a failure, or SIGINT/SIGTERM, exit 1
+with one line naming the URL or file: that file keeps its old copy and
+meta, and the files fetched before it are complete and checked, so a run
+again goes on from there. Then run vulnd build on DIR's feeds.`,
+}
 
 // cmdFetch is vulnd fetch: mirror NVD's feeds and MITRE's catalog.
 func cmdFetch(args []string, stdout, stderr io.Writer) error {
@@ -20,19 +39,33 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", "", "directory to mirror into, `DIR` (required; must exist)")
 	base := fs.String("base-url", fetch.DefaultBaseURL, "where the feeds and their .meta files are, `URL` (a site mirror may serve them)")
 	cwe := fs.String("cwe-url", fetch.DefaultCWEURL, "the CWE catalog's `URL`; - to skip it")
-	years := fs.String("years", "", "the yearly feeds, `FIRST-LAST` (default 2002 to this year)")
-	maxAge := fs.Duration("max-age", fetch.DefaultMaxAge, "check the yearly feeds again when the last full run is older than this (NVD's modified feed covers 8 days)")
-	attempts := fs.Int("attempts", fetch.DefaultAttempts, "tries per request, with backoff, on network errors, 429 and 5xx")
+	years := fs.String("years", "all", "the yearly feeds: `FIRST-LAST`, one year, or all (2002 to this year)")
+	maxAge := days(fetch.DefaultMaxAge)
+	fs.Var(&maxAge, "max-age", "check the yearly feeds again when the last full run is older than `AGE`: days (8d) or a duration (36h); NVD's modified feed covers 8 days")
+	timeout := fs.Duration("timeout", fetch.DefaultTimeout, "give up a request, its download included, after this long (and try again)")
+	attempts := fs.Int("attempts", fetch.DefaultAttempts, "tries per request, with backoff, on network errors, timeouts, 429 and 5xx")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	if err := checkArgs(fs, "", 0, 0); err != nil {
 		return err
 	}
-	if *dir == "" {
+	switch {
+	case *dir == "":
 		return usageError{errors.New("-dir is required")}
+	case *attempts < 1:
+		return usageError{errors.New("-attempts must be at least 1")}
+	case *timeout <= 0:
+		return usageError{errors.New("-timeout must be more than 0")}
+	case maxAge <= 0:
+		return usageError{errors.New("-max-age must be more than 0")}
 	}
-	opt := fetch.Options{Dir: *dir, BaseURL: *base, CWEURL: *cwe, MaxAge: *maxAge, Attempts: *attempts,
+	first, last, err := parseYears(*years, time.Now().UTC().Year())
+	if err != nil {
+		return usageError{err}
+	}
+	opt := fetch.Options{Dir: *dir, BaseURL: *base, CWEURL: *cwe, FirstYear: first, LastYear: last,
+		MaxAge: time.Duration(maxAge), Timeout: *timeout, Attempts: *attempts,
 		Log: func(line string) { fmt.Fprintln(stderr, "vulnd fetch: "+line) }}
 	if isTerminal(stderr) {
 		// On a terminal, a progress line rewritten in place; the file's
@@ -47,24 +80,69 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 		log := opt.Log
 		opt.Log = func(line string) { fmt.Fprint(stderr, "\r\x1b[K"); log(line) }
 	}
-	if *years != "" {
-		first, last, ok := strings.Cut(*years, "-")
-		f, err1 := strconv.Atoi(first)
-		l, err2 := strconv.Atoi(last)
-		if !ok || err1 != nil || err2 != nil || f < 1999 || f > l {
-			return usageError{fmt.Errorf("-years %q: want FIRST-LAST, such as 2002-2026", *years)}
-		}
-		opt.FirstYear, opt.LastYear = f, l
-	}
-	// SIGINT or SIGTERM stops the run; the file being fetched is not
-	// written, the ones before it are complete.
+	// SIGINT or SIGTERM stops the run: the file being fetched keeps its
+	// old copy, the ones before it are complete.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := fetch.Run(ctx, opt)
 	if err != nil {
+		if opt.Progress != nil {
+			fmt.Fprint(stderr, "\r\x1b[K")
+		}
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d fetched, %d unchanged\n", *dir, len(res.Fetched), len(res.Unchanged))
+	return nil
+}
+
+// parseYears reads -years: "FIRST-LAST", one year, or "all" (2002 to
+// this year).
+func parseYears(s string, thisYear int) (first, last int, err error) {
+	if s == "all" {
+		return fetch.FirstYear, thisYear, nil
+	}
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		b = a
+	}
+	first, err1 := strconv.Atoi(a)
+	last, err2 := strconv.Atoi(b)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("-years %q: want FIRST-LAST (such as 2002-%d), one year, or all", s, thisYear)
+	case first < fetch.FirstYear:
+		return 0, 0, fmt.Errorf("-years %q: NVD's yearly feeds start at %d (which holds 1999 to 2002)", s, fetch.FirstYear)
+	case first > last:
+		return 0, 0, fmt.Errorf("-years %q: the first is after the last", s)
+	}
+	return first, last, nil
+}
+
+// days is a flag.Value for a duration given in days ("8d", "1.5d") or as
+// Go writes durations ("36h").
+type days time.Duration
+
+func (d *days) String() string {
+	if *d > 0 && time.Duration(*d)%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(time.Duration(*d)/(24*time.Hour)), 10) + "d"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *days) Set(s string) error {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil || f < 0 || f > 100*365 {
+			return fmt.Errorf("%q is not a number of days", s)
+		}
+		*d = days(time.Duration(f * float64(24*time.Hour)))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither days (8d) nor a duration (36h)", s)
+	}
+	*d = days(v)
 	return nil
 }
 

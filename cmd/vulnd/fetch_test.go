@@ -5,14 +5,20 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vulnd/vulnd/loader"
 )
@@ -130,5 +136,199 @@ func TestMakeRefreshFetch(t *testing.T) {
 	}
 	if _, err := loader.Validate(snap); err != nil {
 		t.Errorf("the refreshed snapshot: %v", err)
+	}
+}
+
+// TestFetchCommandLine: what vulnd fetch refuses (exit 2, one line) and
+// how it reads -years and -max-age.
+func TestFetchCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "vulnd fetch: -dir is required; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "extra"}, "vulnd fetch: unexpected argument \"extra\"; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-years", "2001-2024"}, "vulnd fetch: -years \"2001-2024\": NVD's yearly feeds start at 2002 (which holds 1999 to 2002); see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-years", "2024-2023"}, "vulnd fetch: -years \"2024-2023\": the first is after the last; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-years", "recent"}, "vulnd fetch: -years \"recent\": want FIRST-LAST (such as 2002-" + fmt.Sprint(time.Now().UTC().Year()) + "), one year, or all; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-max-age", "a week"}, "vulnd fetch: invalid value \"a week\" for flag -max-age: \"a week\" is neither days (8d) nor a duration (36h); see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-max-age", "0d"}, "vulnd fetch: -max-age must be more than 0; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-attempts", "0"}, "vulnd fetch: -attempts must be at least 1; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-timeout", "0s"}, "vulnd fetch: -timeout must be more than 0; see vulnd help fetch\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errs bytes.Buffer
+			code := run(append([]string{"fetch"}, tc.args...), &out, &errs)
+			if diff := cmp.Diff([]any{2, tc.want, ""}, []any{code, errs.String(), out.String()}); diff != "" {
+				t.Errorf("exit, stderr, stdout (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		in          string
+		first, last int
+	}{{"all", 2002, 2026}, {"2024", 2024, 2024}, {"2002-2026", 2002, 2026}, {"2010-2012", 2010, 2012}} {
+		first, last, err := parseYears(tc.in, 2026)
+		if diff := cmp.Diff([]any{tc.first, tc.last, nil}, []any{first, last, err}); diff != "" {
+			t.Errorf("parseYears(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	for _, tc := range []struct {
+		in, str string
+		d       time.Duration
+	}{{"8d", "8d", 8 * 24 * time.Hour}, {"1.5d", "36h0m0s", 36 * time.Hour}, {"36h", "36h0m0s", 36 * time.Hour}, {"30m", "30m0s", 30 * time.Minute}} {
+		var d days
+		err := d.Set(tc.in)
+		if diff := cmp.Diff([]any{tc.d, tc.str, nil}, []any{time.Duration(d), d.String(), err}); diff != "" {
+			t.Errorf("-max-age %s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// feedSite serves files as NVD does: each feed of files (name -> path of
+// a gzipped NVD feed) with a .meta made for it, and the CWE catalog as
+// /cwe.zip. A request for a path in stall is answered with a few bytes,
+// then nothing until the client leaves; stalled is closed then.
+func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptest.Server, stalled chan struct{}) {
+	t.Helper()
+	files := map[string][]byte{}
+	for name, path := range feeds {
+		g, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		content, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(content)
+		files["/"+name+".json.gz"] = g
+		files["/"+name+".meta"] = []byte(fmt.Sprintf("lastModifiedDate:2026-11-20T03:00:00-05:00\r\nsize:%d\r\nzipSize:%d\r\ngzSize:%d\r\nsha256:%s\r\n",
+			len(content), len(g)+100, len(g), strings.ToUpper(hex.EncodeToString(sum[:]))))
+	}
+	cwe, err := os.ReadFile(sharedData(t, "cwe/cwec_v4.15.xml.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["/cwe.zip"] = cwe
+	stalled = make(chan struct{})
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == stall {
+			w.Write(files[r.URL.Path][:100])
+			w.(http.Flusher).Flush()
+			close(stalled)
+			<-r.Context().Done()
+			return
+		}
+		if b, ok := files[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, stalled
+}
+
+// TestBinaryFetchBuild: the binary mirrors a site serving real NVD
+// records (the shared sample as the 2024 feed, the change pairs as
+// modified and recent) and MITRE's catalog; vulnd feeds lists what it
+// fetched, and vulnd build and validate accept the result.
+func TestBinaryFetchBuild(t *testing.T) {
+	tmp := t.TempDir()
+	bin := buildBinary(t, tmp)
+	srv, _ := feedSite(t, map[string]string{
+		"nvdcve-2.0-2024":     sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"),
+		"nvdcve-2.0-modified": sharedData(t, "nvd/changes/after.json.gz"),
+		"nvdcve-2.0-recent":   sharedData(t, "nvd/changes/before.json.gz"),
+	}, "")
+	dir := filepath.Join(tmp, "feeds")
+	os.Mkdir(dir, 0o755)
+	out, err := exec.Command(bin, "fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", srv.URL+"/cwe.zip", "-years", "2024").CombinedOutput()
+	if err != nil {
+		t.Fatalf("fetch: %v\n%s", err, out)
+	}
+	for _, w := range []string{"vulnd fetch: fetched nvdcve-2.0-2024.json.gz: 0.1 MB in ", "vulnd fetch: fetched cwec_latest.xml.zip: 1.7 MB in ", dir + ": 4 fetched, 0 unchanged\n"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("fetch output lacks %q:\n%s", w, out)
+		}
+	}
+	listed, err := exec.Command(bin, "feeds", dir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	feeds := strings.Fields(string(listed))
+	want := []string{filepath.Join(dir, "nvdcve-2.0-2024.json.gz"), filepath.Join(dir, "nvdcve-2.0-modified.json.gz"), filepath.Join(dir, "nvdcve-2.0-recent.json.gz")}
+	if diff := cmp.Diff(want, feeds); diff != "" {
+		t.Fatalf("vulnd feeds (-want +got):\n%s", diff)
+	}
+	snap := filepath.Join(tmp, "snap")
+	out, err = exec.Command(bin, append([]string{"build", "-cwe", filepath.Join(dir, "cwec_latest.xml.zip"), "-o", snap}, feeds...)...).Output()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	// 186 sample records, and of the 15 in after.json.gz, 2 updates of
+	// CVEs not in the sample and 3 new CVEs; before.json.gz adds none.
+	if !strings.Contains(string(out), ": 191 CVEs, 1427 CWEs,") {
+		t.Errorf("build: %s", out)
+	}
+	if out, err := exec.Command(bin, "validate", snap).CombinedOutput(); err != nil {
+		t.Errorf("validate: %v\n%s", err, out)
+	}
+}
+
+// TestBinaryFetchInterrupted: SIGINT in the middle of a download stops
+// vulnd fetch with exit 1 and one line naming the URL; the file it was
+// at is not written, no temporary file is left, and the feeds fetched
+// before it are in place.
+func TestBinaryFetchInterrupted(t *testing.T) {
+	tmp := t.TempDir()
+	bin := buildBinary(t, tmp)
+	srv, stalled := feedSite(t, map[string]string{
+		"nvdcve-2.0-2024":     sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"),
+		"nvdcve-2.0-modified": sharedData(t, "nvd/changes/after.json.gz"),
+		"nvdcve-2.0-recent":   sharedData(t, "nvd/changes/before.json.gz"),
+	}, "/nvdcve-2.0-modified.json.gz")
+	dir := filepath.Join(tmp, "feeds")
+	os.Mkdir(dir, 0o755)
+	cmd := exec.Command(bin, "fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024")
+	var out, errs syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	select {
+	case <-stalled:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the download of modified never started:\n%s", errs.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1", err)
+	}
+	want := "vulnd fetch: fetched nvdcve-2.0-2024.json.gz: 0.1 MB in "
+	lines := strings.Split(strings.TrimSuffix(errs.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], want) ||
+		lines[1] != "vulnd fetch: "+srv.URL+"/nvdcve-2.0-modified.json.gz: interrupted: context canceled" {
+		t.Errorf("stderr %q, want the 2024 feed fetched, then one line naming modified's URL", errs.String())
+	}
+	if out.String() != "" {
+		t.Errorf("stdout %q", out.String())
+	}
+	var names []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{"nvdcve-2.0-2024.json.gz", "nvdcve-2.0-2024.meta"}, names); diff != "" {
+		t.Errorf("directory (-want +got):\n%s", diff)
 	}
 }

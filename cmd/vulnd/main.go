@@ -222,21 +222,7 @@ feed object), not by name: by name, then those whose name holds
 Other files are named on stderr as skipped. Exit 1 if a DIR holds none.`,
 		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
 	},
-	"fetch": {
-		usage: "fetch -dir DIR [-base-url URL] [-cwe-url URL] [-years FIRST-LAST] [-max-age D]",
-		about: `Mirrors NVD's CVE API 2.0 feed files (nvdcve-2.0-YYYY.json.gz, -modified,
--recent) and MITRE's CWE catalog (cwec_latest.xml.zip) into DIR, which
-must exist. Each feed's .meta is read first and the feed downloaded only
-when it changed; its content must match the meta's size and SHA-256
-before it replaces the old copy (temporary file, fsync, rename). The
-yearly feeds are checked only on the first run and when the last full run
-is older than -max-age; the catalog by a conditional GET. Network errors,
-429 and 5xx are tried again with backoff, honouring Retry-After. One line
-per file on stderr, the counts on stdout. A run is all or nothing: the
-checked downloads are renamed into place only when every one succeeded.
-On a failure, exit 1 with one line naming the URL or file, and DIR is as
-it was. Then run vulnd build on DIR's feeds.`,
-	},
+	"fetch": fetchHelp,
 	"version": {
 		usage: "version",
 		about: `Prints the module version, VCS revision and time, and Go version this
