@@ -12,11 +12,11 @@ import (
 // Meta is an NVD feed's .meta file: five "key:value" lines, CRLF-ended,
 // such as
 //
-//	lastModifiedDate:2026-11-20T03:00:01-05:00
-//	size:97365170
-//	zipSize:5032123
-//	gzSize:5031987
-//	sha256:4D1F...E0 (64 hex digits)
+//	lastModifiedDate:2019-01-06T08:00:46-05:00
+//	size:3963616
+//	zipSize:211211
+//	gzSize:211067
+//	sha256:4355FCD5C59858C9C41C3213BAE2CEF8F4D42D1AA0FBC6D31B5571BF7EEDF925
 //
 // where size and sha256 are those of the uncompressed JSON, and zipSize and
 // gzSize those of the .json.zip and .json.gz files.
