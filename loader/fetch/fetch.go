@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -94,11 +95,15 @@ type state struct {
 // failure with an error naming the URL or file; the files fetched before
 // it are in place, complete and checked, and the one that failed keeps its
 // old copy and meta. Run is safe to call again after a failure: what is
-// already there is not downloaded again. It must not run twice at once on
-// one directory.
+// already there is not downloaded again, and it first removes the
+// temporary files a killed run left. It must not run twice at once on one
+// directory.
 func Run(ctx context.Context, opt Options) (Result, error) {
 	f, err := newFetcher(opt)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := removeStale(f.opt.Dir); err != nil {
 		return Result{}, err
 	}
 	st := f.readState()
@@ -182,6 +187,32 @@ func newFetcher(opt Options) (*fetcher, error) {
 	}
 	g := &Getter{Client: opt.Client, Attempts: opt.Attempts, Timeout: opt.Timeout, Now: opt.Now, Sleep: opt.Sleep}
 	return &fetcher{opt: opt, get: g}, nil
+}
+
+// removeStale removes the temporary files a run that was killed (or a
+// host that went down) left in dir: a half-downloaded feed there would
+// otherwise be taken for one by vulnd feeds and break the build. Only the
+// names this package writes are touched.
+func removeStale(dir string) error {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		hidden, ok := strings.CutPrefix(e.Name(), ".")
+		base, _, tmp := strings.Cut(hidden, ".tmp-")
+		if !ok || !tmp || !e.Type().IsRegular() {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(base, "nvdcve-2.0-") && (strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".meta")),
+			base == CWEName, base == StateName:
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // missingYear reports whether a yearly feed is not in the directory: a

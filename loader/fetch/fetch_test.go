@@ -724,3 +724,57 @@ func TestRunOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRemovesStaleTemps: the temporary files a killed run left (a
+// half-downloaded feed would otherwise be listed by loader.FeedFiles and
+// break the build) are removed; other files, hidden or not, are left.
+func TestRunRemovesStaleTemps(t *testing.T) {
+	m, opt, _ := setup(t)
+	half := m.files["/feeds/nvdcve-2.0-2024.json.gz"]
+	half = half[:len(half)/2]
+	stale := map[string][]byte{
+		".nvdcve-2.0-2024.json.gz.tmp-123": half,
+		".nvdcve-2.0-2024.meta.tmp-9":      []byte("lastModifiedDate:x"),
+		"." + CWEName + ".tmp-77":          []byte("PK"),
+		"." + StateName + ".tmp-5":         []byte("{"),
+	}
+	kept := map[string][]byte{
+		".keep":                    nil,
+		".other.tmp-1":             []byte("x"),
+		"notes.tmp-1":              []byte("x"),
+		"nvdcve-2.0-2024.tmp-1":    []byte("x"), // not hidden: not ours
+		".nvdcve-2.0-2024.json.gz": []byte("x"), // no .tmp-: not ours
+	}
+	for n, b := range stale {
+		os.WriteFile(filepath.Join(opt.Dir, n), b, 0o644)
+	}
+	for n, b := range kept {
+		os.WriteFile(filepath.Join(opt.Dir, n), b, 0o644)
+	}
+	if feeds, _, err := loader.FeedFiles(opt.Dir); err != nil || !slices.Contains(feeds, filepath.Join(opt.Dir, ".nvdcve-2.0-2024.json.gz.tmp-123")) {
+		t.Fatalf("FeedFiles %v, %v: the half-downloaded feed is not listed, the test tests nothing", feeds, err)
+	}
+	mustRun(t, opt)
+	for n := range stale {
+		if _, err := os.Stat(filepath.Join(opt.Dir, n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was left (%v)", n, err)
+		}
+	}
+	for n, b := range kept {
+		if got, err := os.ReadFile(filepath.Join(opt.Dir, n)); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s: %q, %v; want it kept as it was", n, got, err)
+		}
+	}
+	feeds, _, err := loader.FeedFiles(opt.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"nvdcve-2.0-2023.json.gz", "nvdcve-2.0-2024.json.gz", "nvdcve-2.0-modified.json.gz", "nvdcve-2.0-recent.json.gz"}
+	var got []string
+	for _, p := range feeds {
+		got = append(got, filepath.Base(p))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FeedFiles after the run (-want +got):\n%s", diff)
+	}
+}
