@@ -778,3 +778,25 @@ func TestRunRemovesStaleTemps(t *testing.T) {
 		t.Errorf("FeedFiles after the run (-want +got):\n%s", diff)
 	}
 }
+
+// TestRunGzipLabelledEncoding: a server that sends a .json.gz with
+// "Content-Encoding: gzip" (Apache's AddEncoding x-gzip .gz does) still
+// gives the file's own bytes, not the JSON inside.
+func TestRunGzipLabelledEncoding(t *testing.T) {
+	m, opt, _ := setup(t)
+	body := m.files["/feeds/nvdcve-2.0-2024.json.gz"]
+	var enc atomic.Value
+	m.handle["/feeds/nvdcve-2.0-2024.json.gz"] = func(w http.ResponseWriter, r *http.Request) {
+		enc.Store(r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(body)
+	}
+	mustRun(t, opt)
+	if b, _ := os.ReadFile(filepath.Join(opt.Dir, "nvdcve-2.0-2024.json.gz")); !bytes.Equal(b, body) {
+		t.Errorf("the feed is not the mirror's .json.gz (%d bytes, want %d)", len(b), len(body))
+	}
+	if got := enc.Load(); got != "identity" {
+		t.Errorf("Accept-Encoding %q, want identity", got)
+	}
+}

@@ -27,7 +27,8 @@ const (
 // Getter makes GET requests that are tried again, with exponential
 // backoff and jitter, on network errors, timeouts, 429 and 5xx (waiting
 // as long as a Retry-After says, up to 10 minutes), and when the body is
-// cut short. Other statuses fail at once. The zero Getter uses
+// cut short. Other statuses fail at once. It asks for the file's own
+// bytes (Accept-Encoding: identity, unless hdr says otherwise). The zero Getter uses
 // http.DefaultClient and the defaults; a Getter is safe for concurrent use
 // when its Client, Now and Sleep are.
 type Getter struct {
@@ -90,6 +91,13 @@ func (g *Getter) try(ctx context.Context, url string, hdr http.Header, use func(
 		req.Header[k] = v
 	}
 	req.Header.Set("User-Agent", cmp.Or(g.UserAgent, "vulnd-fetch"))
+	if req.Header.Get("Accept-Encoding") == "" {
+		// The file's own bytes: otherwise net/http asks for gzip and
+		// undoes it, and a server that labels a .gz file
+		// "Content-Encoding: gzip" (Apache's AddEncoding) would hand
+		// over the JSON in place of the .json.gz.
+		req.Header.Set("Accept-Encoding", "identity")
+	}
 	client := g.Client
 	if client == nil {
 		client = http.DefaultClient
