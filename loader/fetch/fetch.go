@@ -84,13 +84,19 @@ type Result struct {
 
 // state is StateName's content.
 type state struct {
-	LastFull        time.Time `json:"last_full,omitzero"`
-	CWEETag         string    `json:"cwe_etag,omitempty"`
-	CWELastModified string    `json:"cwe_last_modified,omitempty"`
+	LastFull time.Time `json:"last_full,omitzero"`
+	// The yearly feeds that run checked: a later run asking for more
+	// checks them all, as the older ones may not have been checked for
+	// longer than the modified feed covers.
+	FullFirstYear   int    `json:"full_first_year,omitempty"`
+	FullLastYear    int    `json:"full_last_year,omitempty"`
+	CWEETag         string `json:"cwe_etag,omitempty"`
+	CWELastModified string `json:"cwe_last_modified,omitempty"`
 }
 
 // Run brings opt.Dir up to date: the yearly feeds (on the first run, when
-// one is missing, or when the last full run is more than opt.MaxAge old),
+// one is missing, when the last full run is more than opt.MaxAge old or
+// checked fewer years than asked for now),
 // then modified and recent, then the catalog. It stops at the first
 // failure with an error naming the URL or file; the files fetched before
 // it are in place, complete and checked, and the one that failed keeps its
@@ -108,7 +114,8 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	}
 	st := f.readState()
 	now := f.opt.Now()
-	full := st.LastFull.IsZero() || now.Sub(st.LastFull) > f.opt.MaxAge || f.missingYear()
+	full := st.LastFull.IsZero() || now.Sub(st.LastFull) > f.opt.MaxAge ||
+		f.opt.FirstYear < st.FullFirstYear || f.opt.LastYear > st.FullLastYear || f.missingYear()
 	res := Result{Full: full}
 	var names []string
 	if full {
@@ -139,7 +146,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		note(CWEName, fetched)
 	}
 	if full {
-		st.LastFull = now
+		st.LastFull, st.FullFirstYear, st.FullLastYear = now, f.opt.FirstYear, f.opt.LastYear
 	}
 	return res, f.writeState(st)
 }

@@ -800,3 +800,30 @@ func TestRunGzipLabelledEncoding(t *testing.T) {
 		t.Errorf("Accept-Encoding %q, want identity", got)
 	}
 }
+
+// TestRunFullYearsRemembered: a full run of fewer years (-years 2024)
+// does not count as a check of the others: a later run asking for them
+// checks every yearly feed again, even within -max-age.
+func TestRunFullYearsRemembered(t *testing.T) {
+	m, opt, _ := setup(t)
+	start := opt.Now()
+	at := func(d time.Duration, first int) Result {
+		t.Helper()
+		now := start.Add(d)
+		opt.Now = func() time.Time { return now }
+		opt.FirstYear = first
+		return mustRun(t, opt)
+	}
+	at(0, 2023)                                     // full: the first run
+	if res := at(9*24*time.Hour, 2024); !res.Full { // older than -max-age
+		t.Fatalf("9 days later, -years 2024: %+v, want a full run", res)
+	}
+	res := at(10*24*time.Hour, 2023)
+	if !res.Full || m.count("/feeds/nvdcve-2.0-2023.meta") != 2 {
+		t.Errorf("a day after a full run of 2024 only, -years 2023-2024: full %v, the 2023 meta asked %d times; want a full run, asked twice",
+			res.Full, m.count("/feeds/nvdcve-2.0-2023.meta"))
+	}
+	if res := at(11*24*time.Hour, 2023); res.Full {
+		t.Errorf("a day after a full run of 2023-2024, the same years: %+v, want no full run", res)
+	}
+}

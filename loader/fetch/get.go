@@ -28,9 +28,9 @@ const (
 // backoff and jitter, on network errors, timeouts, 429 and 5xx (waiting
 // as long as a Retry-After says, up to 10 minutes), and when the body is
 // cut short. Other statuses fail at once. It asks for the file's own
-// bytes (Accept-Encoding: identity, unless hdr says otherwise). The zero Getter uses
-// http.DefaultClient and the defaults; a Getter is safe for concurrent use
-// when its Client, Now and Sleep are.
+// bytes (Accept-Encoding: identity, unless hdr says otherwise). The zero
+// Getter uses http.DefaultClient and the defaults; a Getter is safe for
+// concurrent use when its Client, Now and Sleep are.
 type Getter struct {
 	Client    *http.Client  // nil: http.DefaultClient
 	Attempts  int           // tries per request; 0: DefaultAttempts
