@@ -24,8 +24,8 @@ when it changed; as it streams in, its content must match the meta's size
 and SHA-256 before it replaces the old copy (temporary file, fsync,
 rename), then the meta is written beside it. The yearly feeds are checked
 on the first run and when the last full run is older than -max-age (or
-checked fewer years than -years asks for); the
-catalog by a conditional GET, and it must be a zip of one XML file.
+checked fewer years than -years asks for); the catalog by a conditional
+GET, and it must be a zip of one XML file.
 Network errors, timeouts, 429 and 5xx are tried again with backoff,
 honouring Retry-After. One line per file on stderr (a progress line on a
 terminal), the counts on stdout. On a failure, or SIGINT/SIGTERM, exit 1
