@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,27 +28,7 @@ import (
 // feed directory) into a directory that vulnd build then builds from; a
 // second fetch downloads nothing.
 func TestFetchThenBuild(t *testing.T) {
-	files := map[string][]byte{}
-	hits := map[string]int{}
-	for _, name := range []string{"nvdcve-2.0-2024", "nvdcve-2.0-modified", "nvdcve-2.0-recent"} {
-		content := []byte(fmt.Sprintf(`{"format":"NVD_CVE","version":"2.0","vulnerabilities":[{"cve":{"id":"CVE-2024-%04d","published":"2024-01-01T00:00:00.000","lastModified":"2024-01-02T00:00:00.000","vulnStatus":"Analyzed","descriptions":[{"lang":"en","value":"x"}],"references":[]}}]}`, len(files)+1))
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		zw.Write(content)
-		zw.Close()
-		sum := sha256.Sum256(content)
-		files["/"+name+".json.gz"] = gz.Bytes()
-		files["/"+name+".meta"] = []byte(fmt.Sprintf("lastModifiedDate:2026-11-20T03:00:00-05:00\r\nsize:%d\r\nsha256:%s\r\n", len(content), strings.ToUpper(hex.EncodeToString(sum[:]))))
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits[r.URL.Path]++
-		if b, ok := files[r.URL.Path]; ok {
-			w.Write(b)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	defer srv.Close()
+	srv, _, hits := feedSite(t, syntheticFeeds(t), "")
 	dir := t.TempDir()
 	args := []string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024-2024"}
 	var out, errs bytes.Buffer
@@ -79,8 +60,8 @@ func TestFetchThenBuild(t *testing.T) {
 	if code := run(args, &out, &errs); code != 0 || out.String() != dir+": 0 fetched, 2 unchanged\n" {
 		t.Errorf("second fetch: exit %d, %q", code, out.String())
 	}
-	if hits["/nvdcve-2.0-2024.json.gz"] != 1 {
-		t.Errorf("the 2024 feed was downloaded %d times, want once", hits["/nvdcve-2.0-2024.json.gz"])
+	if n := hits("/nvdcve-2.0-2024.json.gz"); n != 1 {
+		t.Errorf("the 2024 feed was downloaded %d times, want once", n)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".vulnd-fetch.json")); err != nil {
 		t.Error(err)
@@ -96,29 +77,7 @@ func TestMakeRefreshFetch(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
-	cwe, err := os.ReadFile(sharedData(t, "cwe/cwec_v4.15.xml.zip"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{"/cwe.zip": cwe}
-	for i, name := range []string{"nvdcve-2.0-2024", "nvdcve-2.0-modified", "nvdcve-2.0-recent"} {
-		content := []byte(fmt.Sprintf(`{"format":"NVD_CVE","version":"2.0","vulnerabilities":[{"cve":{"id":"CVE-2024-%04d","published":"2024-01-01T00:00:00.000","lastModified":"2024-01-02T00:00:00.000","descriptions":[{"lang":"en","value":"x"}],"references":[]}}]}`, i+1))
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		zw.Write(content)
-		zw.Close()
-		sum := sha256.Sum256(content)
-		files["/"+name+".json.gz"] = gz.Bytes()
-		files["/"+name+".meta"] = []byte(fmt.Sprintf("lastModifiedDate:2026-11-20T03:00:00-05:00\r\nsize:%d\r\nsha256:%s\r\n", len(content), strings.ToUpper(hex.EncodeToString(sum[:]))))
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if b, ok := files[r.URL.Path]; ok {
-			w.Write(b)
-			return
-		}
-		http.NotFound(w, r)
-	}))
-	defer srv.Close()
+	srv, _, _ := feedSite(t, syntheticFeeds(t), "")
 	tmp := t.TempDir()
 	feeds, snap := filepath.Join(tmp, "feeds"), filepath.Join(tmp, "current")
 	os.Mkdir(feeds, 0o755)
@@ -191,8 +150,9 @@ func TestFetchCommandLine(t *testing.T) {
 // feedSite serves files as NVD does: each feed of files (name -> path of
 // a gzipped NVD feed) with a .meta made for it, and the CWE catalog as
 // /cwe.zip. A request for a path in stall is answered with a few bytes,
-// then nothing until the client leaves; stalled is closed then.
-func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptest.Server, stalled chan struct{}) {
+// then nothing until the client leaves; stalled is closed then. hits
+// tells how many times a path was asked for.
+func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptest.Server, stalled chan struct{}, hits func(path string) int) {
 	t.Helper()
 	files := map[string][]byte{}
 	for name, path := range feeds {
@@ -219,7 +179,17 @@ func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptes
 	}
 	files["/cwe.zip"] = cwe
 	stalled = make(chan struct{})
+	var mu sync.Mutex
+	count := map[string]int{}
+	hits = func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return count[path]
+	}
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		count[r.URL.Path]++
+		mu.Unlock()
 		if r.URL.Path == stall {
 			w.Write(files[r.URL.Path][:100])
 			w.(http.Flusher).Flush()
@@ -234,7 +204,29 @@ func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptes
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv, stalled
+	return srv, stalled, hits
+}
+
+// syntheticFeeds writes the 2024, modified and recent feeds, one made-up
+// CVE each (CVE-2024-0001 to -0003), as gzipped files, for feedSite.
+func syntheticFeeds(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	feeds := map[string]string{}
+	for i, name := range []string{"nvdcve-2.0-2024", "nvdcve-2.0-modified", "nvdcve-2.0-recent"} {
+		content := fmt.Sprintf(`{"format":"NVD_CVE","version":"2.0","vulnerabilities":[{"cve":{"id":"CVE-2024-%04d","published":"2024-01-01T00:00:00.000","lastModified":"2024-01-02T00:00:00.000","vulnStatus":"Analyzed","descriptions":[{"lang":"en","value":"x"}],"references":[]}}]}`, i+1)
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write([]byte(content))
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		feeds[name] = filepath.Join(dir, name+".json.gz")
+		if err := os.WriteFile(feeds[name], gz.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return feeds
 }
 
 // TestBinaryFetchBuild: the binary mirrors a site serving real NVD
@@ -244,7 +236,7 @@ func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptes
 func TestBinaryFetchBuild(t *testing.T) {
 	tmp := t.TempDir()
 	bin := buildBinary(t, tmp)
-	srv, _ := feedSite(t, map[string]string{
+	srv, _, _ := feedSite(t, map[string]string{
 		"nvdcve-2.0-2024":     sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"),
 		"nvdcve-2.0-modified": sharedData(t, "nvd/changes/after.json.gz"),
 		"nvdcve-2.0-recent":   sharedData(t, "nvd/changes/before.json.gz"),
@@ -291,7 +283,7 @@ func TestBinaryFetchBuild(t *testing.T) {
 func TestBinaryFetchInterrupted(t *testing.T) {
 	tmp := t.TempDir()
 	bin := buildBinary(t, tmp)
-	srv, stalled := feedSite(t, map[string]string{
+	srv, stalled, _ := feedSite(t, map[string]string{
 		"nvdcve-2.0-2024":     sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"),
 		"nvdcve-2.0-modified": sharedData(t, "nvd/changes/after.json.gz"),
 		"nvdcve-2.0-recent":   sharedData(t, "nvd/changes/before.json.gz"),
