@@ -43,6 +43,9 @@ type Meta struct {
 	Format      int
 	Inputs      []Input
 	LoadStarted time.Time
+	// Artifact is the OCI artifact the snapshot was pulled as (vulnd
+	// serve -pull); zero when it was built or copied onto the disk.
+	Artifact Artifact
 }
 
 // Index is one snapshot, ready to answer queries. It is immutable and safe

@@ -23,6 +23,15 @@ type Input struct {
 	SHA256 string `json:"sha256"`
 }
 
+// Artifact is the OCI artifact a snapshot was pulled as: where from
+// (oci://REGISTRY/REPO:TAG), its manifest's digest, and when the pull
+// happened (API form).
+type Artifact struct {
+	Ref      string `json:"ref"`
+	Digest   string `json:"digest"`
+	PulledAt string `json:"pulled_at"`
+}
+
 // Status is what GET /status tells about the loaded snapshot.
 type Status struct {
 	Meta

@@ -14,13 +14,14 @@ import (
 // A build never deletes what it did not make. It writes its snapshot at
 // OUT_DIR only when OUT_DIR does not exist, is an empty directory, or is a
 // vulnd snapshot (a manifest.json of format vulnd-snapshot, any version,
-// and nothing but the files that manifest lists); with -force, also a
-// non-empty directory that is not a snapshot. It never replaces a file, a
-// symbolic link, the current directory or one holding it, an input of the
-// build or the -previous snapshot (or a directory holding one), nor writes
-// inside -previous. checkOutDir checks all of this before the build reads
-// anything; replaceDir checks the target again (checkReplace) just before
-// it moves it aside.
+// and nothing but the files that manifest lists and the artifact.json a
+// pull writes); with -force, also a non-empty directory that is not a
+// snapshot. It never replaces a file, a symbolic link, the current
+// directory or one holding it, an input of the build or the -previous
+// snapshot (or a directory holding one), nor writes inside -previous.
+// checkOutDir checks all of this before the build reads anything;
+// replaceDir checks the target again (checkReplace) just before it moves
+// it aside.
 
 // checkOutDir checks that a build reading inputs (files) and previous (a
 // snapshot directory, or "") may write its snapshot at out. The error is
@@ -140,7 +141,8 @@ func checkNotCwd(dir string, o place) error {
 // snapshotFiles reads dir's manifest leniently, as any format version
 // wrote it, and returns the names of the files a build made there: the
 // manifest and the data files it lists. ok is false when dir has no
-// manifest of format vulnd-snapshot.
+// manifest of format vulnd-snapshot. ArtifactName, which serve -pull
+// writes beside a pulled snapshot, counts as made.
 func snapshotFiles(dir string) (made map[string]bool, ok bool) {
 	f, err := os.Open(filepath.Join(dir, ManifestName))
 	if err != nil {
@@ -160,7 +162,7 @@ func snapshotFiles(dir string) (made map[string]bool, ok bool) {
 	if json.Unmarshal(raw, &m) != nil || m.Format != formatName {
 		return nil, false
 	}
-	made = map[string]bool{ManifestName: true}
+	made = map[string]bool{ManifestName: true, ArtifactName: true}
 	for _, fi := range m.Files {
 		if fi.Name != "" && fi.Name == filepath.Base(fi.Name) && fi.Name != "." && fi.Name != ".." {
 			made[fi.Name] = true

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,6 +170,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 // manifest's.
 func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report) (*index.Index, error) {
 	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start}
+	meta.Artifact, _ = ReadArtifact(dir)
 	for _, in := range m.Inputs {
 		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})
 	}
@@ -358,7 +360,21 @@ func readManifest(dir string, old bool) (Manifest, string, error) {
 // hold the sum of every data file and the build time.
 func manifestID(raw []byte) string {
 	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:12])
+	return IDFromSum(hex.EncodeToString(sum[:]))
+}
+
+// IDFromSum is the id of the snapshot whose manifest's SHA-256 is sum (in
+// hex): a replica that knows only the sum of a manifest it could
+// download (an OCI layer's digest) tells from it whether that is the
+// snapshot it serves. "" when sum is not 64 hex digits.
+func IDFromSum(sum string) string {
+	if len(sum) != 64 {
+		return ""
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		return ""
+	}
+	return strings.ToLower(sum[:24])
 }
 
 // ID returns the id of the snapshot in dir from its manifest alone, as

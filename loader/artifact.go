@@ -1,0 +1,72 @@
+package loader
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// ArtifactName is the file vulnd serve -pull writes into a snapshot
+// directory it pulled: the OCI artifact the snapshot came from. The
+// manifest does not list it and a build never writes it; Load reads it
+// into the index's Meta (GET /status shows it).
+const ArtifactName = "artifact.json"
+
+// maxArtifactBytes bounds artifact.json.
+const maxArtifactBytes = 16 << 10
+
+// WriteArtifact writes a into dir's artifact.json, synced.
+func WriteArtifact(dir string, a index.Artifact) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	if err := writeFileSync(filepath.Join(dir, ArtifactName), append(b, '\n')); err != nil {
+		return fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	return nil
+}
+
+// ReadArtifact reads dir's artifact.json; ok is false when there is none,
+// or when it is not one WriteArtifact wrote (it only tells where a
+// snapshot came from, so a damaged one is ignored, never an error).
+func ReadArtifact(dir string) (a index.Artifact, ok bool) {
+	f, err := os.Open(filepath.Join(dir, ArtifactName))
+	if err != nil {
+		return a, false
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxArtifactBytes+1))
+	if err != nil || len(raw) > maxArtifactBytes || json.Unmarshal(raw, &a) != nil ||
+		!strings.HasPrefix(a.Digest, "sha256:") || a.Ref == "" {
+		return index.Artifact{}, false
+	}
+	return a, true
+}
+
+// DataFileNames are the names of the data files a snapshot of this
+// vulnd's format holds beside its manifest, sorted.
+func DataFileNames() []string {
+	names := make([]string, 0, len(dataFiles))
+	for _, n := range dataFiles {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Install moves the complete snapshot directory tmp to dir, replacing
+// the snapshot there as a build does: dir is moved aside only once tmp is
+// complete, and only when it is a vulnd snapshot or empty, so no reader
+// ever finds a half-written dir. tmp should be beside dir (same file
+// system) for the rename.
+func Install(tmp, dir string) error {
+	return replaceDir(tmp, dir, false)
+}
