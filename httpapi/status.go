@@ -19,6 +19,9 @@ type statusBody struct {
 	Counts             index.Counts  `json:"counts"`
 	Enrichment         enrichment    `json:"enrichment"`
 	Inputs             []index.Input `json:"inputs"`
+	// Artifact is the OCI artifact the snapshot was pulled as (serve
+	// -pull), or null.
+	Artifact *index.Artifact `json:"artifact"`
 }
 
 // enrichment is NVD's backlog in this snapshot: CVEs it has not yet given
@@ -42,6 +45,9 @@ func status(c *call) (result, error) {
 	}
 	if st.NewestUpdate != "" {
 		b.NewestLastModified = &st.NewestUpdate
+	}
+	if st.Artifact.Digest != "" {
+		b.Artifact = &st.Artifact
 	}
 	if b.Inputs == nil {
 		b.Inputs = []index.Input{}

@@ -5,13 +5,14 @@
 //	vulnd validate DIR
 //	vulnd feeds DIR...
 //	vulnd fetch -dir DIR [flags]
+//	vulnd publish -to oci://REGISTRY/REPOSITORY:TAG SNAPSHOT
 //	vulnd version
 //	vulnd help [COMMAND]
 //
 // serve reloads the snapshot directory on SIGHUP (keeping the old one if
 // the new one does not load) and drains and exits 0 on SIGTERM or SIGINT.
-// build, validate, feeds and fetch ignore SIGHUP, so a reload meant for servers
-// does not kill them.
+// build, validate, feeds, fetch and publish ignore SIGHUP, so a reload
+// meant for servers does not kill them.
 package main
 
 import (
@@ -43,6 +44,7 @@ Usage:
   vulnd validate DIR
   vulnd feeds DIR...
   vulnd fetch -dir DIR [flags]
+  vulnd publish -to oci://REGISTRY/REPOSITORY:TAG SNAPSHOT
   vulnd version
   vulnd help [COMMAND]
 
@@ -52,6 +54,7 @@ Commands:
   validate  check a snapshot without serving it; exit 0 if it would load
   feeds     list the NVD feed files in directories, in the order build wants
   fetch     mirror NVD's feed files and MITRE's CWE catalog, only what changed
+  publish   push a snapshot to an OCI registry, for replicas that serve -pull
   version   print what this binary was built from (also: vulnd --version)
   help      print this, or with COMMAND, that command's arguments and flags
 
@@ -65,6 +68,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"validate": cmdValidate,
 	"feeds":    cmdFeeds,
 	"fetch":    cmdFetch,
+	"publish":  cmdPublish,
 	"version":  cmdVersion,
 }
 
@@ -222,7 +226,8 @@ feed object), not by name: by name, then those whose name holds
 Other files are named on stderr as skipped. Exit 1 if a DIR holds none.`,
 		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
 	},
-	"fetch": fetchHelp,
+	"fetch":   fetchHelp,
+	"publish": publishHelp,
 	"version": {
 		usage: "version",
 		about: `Prints the module version, VCS revision and time, and Go version this

@@ -22,6 +22,8 @@ type serveMetrics struct {
 	lastFailure *prometheus.GaugeVec
 	loadedAt    prometheus.Gauge
 	loadTime    prometheus.Gauge
+	pulls       *prometheus.CounterVec
+	pullOK      prometheus.Gauge
 }
 
 func newServeMetrics(current func() *index.Index) *serveMetrics {
@@ -45,11 +47,22 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 			Name: "vulnd_snapshot_load_duration_seconds",
 			Help: "How long loading the serving snapshot took.",
 		}),
+		pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vulnd_pull_total",
+			Help: "Polls of the registry tag (serve -pull), by outcome: updated (a new snapshot is served), unchanged, unreachable (the registry did not answer as one), invalid (the artifact is not a good snapshot), failed (a local problem, such as the disk).",
+		}, []string{"outcome"}),
+		pullOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vulnd_pull_last_success_timestamp_seconds",
+			Help: "When a poll last found the tag and served what it names (updated or unchanged), in Unix seconds; 0 before the first.",
+		}),
 	}
 	// Both outcomes are shown from the start, so rate() sees the first failure.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
 	m.reloads.WithLabelValues("unchanged")
+	for _, o := range pullOutcomes {
+		m.pulls.WithLabelValues(o)
+	}
 	built := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "vulnd_snapshot_build_timestamp_seconds",
 		Help: "When the serving snapshot was built (its built_at), in Unix seconds; the data's age is time() minus this.",
@@ -64,8 +77,22 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 		}
 		return float64(t.Unix())
 	})
-	reg.MustRegister(m.reloads, m.lastFailure, m.loadedAt, m.loadTime, built,
-		recordsCollector{current},
+	newest := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vulnd_snapshot_newest_data_timestamp_seconds",
+		Help: "The newest lastModified of any CVE in the serving snapshot (GET /status's newest_last_modified), in Unix seconds: how current the data is; 0 with no CVE.",
+	}, func() float64 {
+		ix := current()
+		if ix == nil {
+			return 0
+		}
+		t, err := time.Parse(index.TimeLayout, ix.Status().NewestUpdate)
+		if err != nil {
+			return 0
+		}
+		return float64(t.Unix())
+	})
+	reg.MustRegister(m.reloads, m.lastFailure, m.loadedAt, m.loadTime, built, newest, m.pulls, m.pullOK,
+		recordsCollector{current}, artifactCollector{current},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -93,6 +120,17 @@ func (m *serveMetrics) reloaded(err error, took time.Duration) {
 	m.reloads.WithLabelValues("success").Inc()
 	m.loadedAt.SetToCurrentTime()
 	m.loadTime.Set(took.Seconds())
+}
+
+// pulled records one poll of the registry.
+func (m *serveMetrics) pulled(outcome string) {
+	if m == nil {
+		return
+	}
+	m.pulls.WithLabelValues(outcome).Inc()
+	if outcome == pullUpdated || outcome == pullUnchanged {
+		m.pullOK.SetToCurrentTime()
+	}
 }
 
 // unchanged records a reload that found the snapshot served: the
@@ -125,4 +163,23 @@ func (c recordsCollector) Collect(ch chan<- prometheus.Metric) {
 	}{{"cves", n.CVEs}, {"cwes", n.CWEs}, {"vendors", n.Vendors}, {"products", n.Products}, {"reports", n.Reports}, {"alerts", n.Alerts}} {
 		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(k.n), k.kind)
 	}
+}
+
+// artifactCollector reports the OCI artifact the serving snapshot was
+// pulled as, if it was.
+type artifactCollector struct{ current func() *index.Index }
+
+var artifactDesc = prometheus.NewDesc("vulnd_snapshot_artifact_info",
+	"1, labelled with the reference and digest of the OCI artifact the serving snapshot was pulled as (serve -pull); absent when it was not pulled.",
+	[]string{"ref", "digest"}, nil)
+
+func (c artifactCollector) Describe(ch chan<- *prometheus.Desc) { ch <- artifactDesc }
+
+func (c artifactCollector) Collect(ch chan<- prometheus.Metric) {
+	ix := c.current()
+	if ix == nil || ix.Meta().Artifact.Digest == "" {
+		return
+	}
+	a := ix.Meta().Artifact
+	ch <- prometheus.MustNewConstMetric(artifactDesc, prometheus.GaugeValue, 1, a.Ref, a.Digest)
 }

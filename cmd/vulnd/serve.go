@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -20,6 +23,7 @@ import (
 	"github.com/vulnd/vulnd/httpapi"
 	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
+	"github.com/vulnd/vulnd/loader/oci"
 )
 
 // Main is one running server: the live index behind an atomic pointer, the
@@ -51,6 +55,22 @@ type Main struct {
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+	// Pull, when set (oci://REGISTRY/REPOSITORY:TAG), keeps Snapshot on
+	// what that tag names: polled at start and every PullEvery (less up
+	// to a fifth at random), and on SIGHUP; an empty Snapshot is filled
+	// from it before the first load. PlainHTTP talks HTTP to the
+	// registry. OnPull, if set, is called after every poll.
+	Pull      string
+	PullEvery time.Duration
+	PlainHTTP bool
+	OnPull    func(outcome string, err error)
+
+	// loadMu makes loads one at a time: SIGHUP's and the puller's.
+	loadMu   sync.Mutex
+	puller   *puller
+	pollNow  chan struct{}
+	stopPull context.CancelFunc
+	pullDone chan struct{}
 
 	cur      atomic.Pointer[index.Index]
 	draining atomic.Bool
@@ -75,6 +95,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&m.CacheControl, "cache-control", "public, max-age=60", "Cache-Control header of every API answer that has an ETag; none when empty")
 	pidFile := fs.String("pidfile", "", "write the process id to `PATH` once started (atomically), remove it on a clean exit; refuse to start if it names another running vulnd")
 	fs.BoolVar(&m.Pprof, "pprof", false, "serve net/http/pprof under /debug/pprof/ on the admin listener (needs -admin-addr)")
+	fs.StringVar(&m.Pull, "pull", "", "follow `oci://REGISTRY/REPOSITORY:TAG` (what vulnd publish pushed): a new artifact is downloaded beside DIR, loaded, put in DIR's place and served; an empty DIR is filled from it first")
+	fs.DurationVar(&m.PullEvery, "pull-every", 5*time.Minute, "with -pull, how often to check the tag (less up to a fifth at random, so replicas spread out)")
+	fs.BoolVar(&m.PlainHTTP, "plain-http", false, "with -pull, talk HTTP, not HTTPS, to the registry: only for one on localhost or a private network")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -106,6 +129,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkAddrs(m.Addr, m.AdminAddr); err != nil {
 		return usageError{err}
+	}
+	if m.Pull != "" {
+		if _, err := oci.ParseRef(m.Pull); err != nil {
+			return usageError{fmt.Errorf("-pull: %w", err)}
+		}
+		if m.PullEvery < time.Second {
+			return usageError{errors.New("-pull-every must be at least 1s")}
+		}
 	}
 	// Catch signals before the (possibly long) load, so an early SIGHUP
 	// does not kill the process.
@@ -182,8 +213,16 @@ func (m *Main) Open() error {
 	if m.AdminAddr != "" {
 		m.metrics = newServeMetrics(m.cur.Load)
 	}
-	if err := m.Reload(); err != nil {
-		return fmt.Errorf("load failed: %w", err)
+	if m.Pull != "" {
+		if err := m.startPull(); err != nil {
+			return err
+		}
+	}
+	if m.cur.Load() == nil {
+		if err := m.Reload(); err != nil {
+			m.Close()
+			return fmt.Errorf("load failed: %w", err)
+		}
 	}
 	var err error
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
@@ -208,7 +247,32 @@ func (m *Main) Open() error {
 		go m.serve(m.admin, m.adminLn)
 	}
 	m.Log.Info("serving", "addr", m.apiLn.Addr().String(), "admin", m.AdminAddr)
+	if m.puller != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		m.stopPull, m.pullDone, m.pollNow = cancel, make(chan struct{}), make(chan struct{}, 1)
+		go func() {
+			defer close(m.pullDone)
+			m.puller.run(ctx, orDefault(m.PullEvery, 5*time.Minute), m.pollNow)
+		}()
+	}
 	return nil
+}
+
+// startPull sets up the puller; when the snapshot directory holds no
+// snapshot, it fills it from the registry (and serves that) first.
+func (m *Main) startPull() error {
+	p, err := newPuller(m)
+	if err != nil {
+		return err
+	}
+	m.puller = p
+	p.removeStale()
+	if _, err := os.Stat(filepath.Join(m.Snapshot, loader.ManifestName)); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), maxPollTime)
+	defer cancel()
+	return p.firstPull(ctx)
 }
 
 func (m *Main) serve(s *http.Server, ln net.Listener) {
@@ -270,6 +334,8 @@ func (m *Main) Reload() error {
 // again: a SIGHUP sent before the refresh moved a new snapshot into
 // place costs a manifest read, not a full load.
 func (m *Main) reload() (swapped bool, err error) {
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
 	cur := m.cur.Load()
 	first := cur == nil
 	if !first {
@@ -297,11 +363,16 @@ func (m *Main) reload() (swapped bool, err error) {
 		return false, err
 	}
 	m.cur.Store(ix)
+	m.logLoaded("snapshot loaded", ix, man, took)
+	return true, nil
+}
+
+// logLoaded logs the snapshot just swapped in.
+func (m *Main) logLoaded(msg string, ix *index.Index, man loader.Manifest, took time.Duration) {
 	c := man.Counts
-	m.Log.Info("snapshot loaded", "dir", m.Snapshot, "id", ix.Meta().ID, "built_at", man.BuiltAt,
+	m.Log.Info(msg, "dir", m.Snapshot, "id", ix.Meta().ID, "built_at", man.BuiltAt,
 		"cves", c.CVEs, "cwes", c.CWEs, "vendors", c.Vendors, "products", c.Products, "reports", c.Reports,
 		"alerts", c.Alerts, "duration", took.Round(time.Millisecond))
-	return true, nil
 }
 
 // Run handles signals until SIGTERM or SIGINT, then drains and returns.
@@ -310,6 +381,12 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 		switch sig {
 		case syscall.SIGHUP:
 			m.Reload() // logged; the old snapshot keeps serving on error
+			if m.pollNow != nil {
+				select { // and the registry is asked at once
+				case m.pollNow <- struct{}{}:
+				default:
+				}
+			}
 			// The replaced index (or a failed load's buffers) is garbage
 			// now: hand its memory back to the OS at once, so RSS returns
 			// to one snapshot's worth instead of waiting for the
@@ -353,6 +430,10 @@ func (m *Main) drain(sig os.Signal, sigs <-chan os.Signal) {
 // DrainTimeout) and closes the listeners.
 func (m *Main) Close() error {
 	m.draining.Store(true)
+	if m.stopPull != nil {
+		m.stopPull()
+		<-m.pullDone
+	}
 	timeout := m.DrainTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second

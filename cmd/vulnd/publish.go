@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vulnd/vulnd/loader/oci"
+)
+
+var publishHelp = help{
+	usage: "publish -to oci://REGISTRY/REPOSITORY:TAG [-also-tag latest] [-plain-http] SNAPSHOT",
+	about: `Checks the snapshot in SNAPSHOT as vulnd validate does, then pushes it to
+an OCI registry as one artifact (type application/vnd.vulnd.snapshot.v1,
+a layer per file, annotated with its build time, id, format version and
+counts) and tags it TAG and each -also-tag, once every layer is in. Files
+the registry already holds are not sent again; the same snapshot always
+makes the same artifact. Replicas follow a tag with vulnd serve -pull.
+Credentials: VULND_REGISTRY_USERNAME and VULND_REGISTRY_PASSWORD, else
+the Docker configuration (DOCKER_CONFIG or ~/.docker/config.json) that
+docker login or oras login wrote. Prints the artifact's digest on stdout;
+on failure (or SIGINT/SIGTERM), exit 1 with one line, and no tag has
+moved.`,
+	args: [][2]string{{"SNAPSHOT", "a snapshot directory, as vulnd build -o writes"}},
+}
+
+// tagPattern is the distribution spec's tag grammar.
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// cmdPublish is vulnd publish: push a snapshot to an OCI registry.
+func cmdPublish(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("publish")
+	to := fs.String("to", "", "where to push, `oci://REGISTRY/REPOSITORY:TAG` (required)")
+	also := fs.String("also-tag", "latest", "moving `TAGS` (comma-separated) also set to the artifact; none when empty")
+	plain := fs.Bool("plain-http", false, "talk HTTP, not HTTPS, to the registry: only for one on localhost or a private network")
+	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, "SNAPSHOT", 1, 1); err != nil {
+		return err
+	}
+	if *to == "" {
+		return usageError{errors.New("-to is required")}
+	}
+	ref, err := oci.ParseRef(*to)
+	if err != nil {
+		return usageError{fmt.Errorf("-to: %w", err)}
+	}
+	if ref.IsDigest() {
+		return usageError{fmt.Errorf("-to %s names a digest; publish needs a tag to set", *to)}
+	}
+	tags := []string{ref.Reference()}
+	for _, t := range strings.Split(*also, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if !tagPattern.MatchString(t) {
+			return usageError{fmt.Errorf("-also-tag %q is not a tag (letters, digits, _ . -, at most 128, not starting with . or -)", t)}
+		}
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	if *timeout <= 0 {
+		return usageError{errors.New("-timeout must be more than 0")}
+	}
+	repo, err := oci.Repository(ref, oci.Options{PlainHTTP: *plain, UserAgent: userAgent()})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	dir := fs.Arg(0)
+	start := time.Now()
+	p, err := oci.Publish(ctx, repo, dir, tags)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	sent := fmt.Sprintf("sent all %d files", p.Layers)
+	if p.Pushed < p.Layers {
+		sent = fmt.Sprintf("sent %d of its %d files (the registry had the others)", p.Pushed, p.Layers)
+	}
+	fmt.Fprintf(stderr, "vulnd publish: %s: %s, %.1f MB, tagged %s, in %s\n",
+		dir, sent, float64(p.PushedBytes)/1e6, strings.Join(tags, ", "), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s@%s snapshot %s\n", ref, p.Manifest.Digest, p.SnapshotID)
+	return nil
+}
+
+// userAgent is what vulnd tells the registries it talks to.
+func userAgent() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return "vulnd/" + bi.Main.Version
+	}
+	return "vulnd"
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+
+	"github.com/vulnd/vulnd/loader"
+	"github.com/vulnd/vulnd/loader/oci"
+)
+
+// registry is the CNCF distribution registry (Debian's docker-registry),
+// started on 127.0.0.1 with its storage in a temporary directory.
+type registry struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+// startRegistry starts a registry, or skips the test when docker-registry
+// is not installed (.ci/run installs it, so CI never skips).
+func startRegistry(t *testing.T) *registry {
+	t.Helper()
+	bin, err := exec.LookPath("docker-registry")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("docker-registry is not installed; .ci/run installs it")
+		}
+		t.Skip("docker-registry is not installed (apt-get install docker-registry)")
+	}
+	dir := t.TempDir()
+	r := &registry{addr: freePort(t)}
+	conf := fmt.Sprintf("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n", filepath.Join(dir, "data"), r.addr)
+	if err := os.WriteFile(filepath.Join(dir, "config.yml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.cmd = exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
+	r.cmd.Stdout, r.cmd.Stderr = io.Discard, io.Discard
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.stop)
+	for i := 0; ; i++ {
+		res, err := http.Get("http://" + r.addr + "/v2/")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return r
+			}
+		}
+		if i == 200 {
+			t.Fatalf("the registry on %s never answered: %v", r.addr, err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (r *registry) stop() {
+	if r.cmd.Process != nil && r.cmd.ProcessState == nil {
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+	}
+}
+
+// publish runs vulnd publish and returns the digest it printed.
+func publish(t *testing.T, ref, dir string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run([]string{"publish", "-plain-http", "-to", ref, dir}, &out, &errb); code != 0 {
+		t.Fatalf("vulnd publish %s %s: exit %d: %s", ref, dir, code, errb.String())
+	}
+	_, after, ok := strings.Cut(strings.Fields(out.String())[0], "@")
+	if !ok {
+		t.Fatalf("vulnd publish printed %q, want REF@DIGEST ...", out.String())
+	}
+	return after
+}
+
+// statusOf GETs /status.
+func statusOf(t *testing.T, m *Main) (id string, artifact map[string]string) {
+	t.Helper()
+	res, err := http.Get("http://" + m.APIAddr() + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var st struct {
+		SnapshotID string            `json:"snapshot_id"`
+		Artifact   map[string]string `json:"artifact"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.SnapshotID, st.Artifact
+}
+
+// pushBad pushes, under tag, an artifact with a snapshot's layer names in
+// which cves.jsonl.zst holds other bytes: well formed, so every byte of it
+// arrives, but it does not load.
+func pushBad(t *testing.T, ref oci.Ref, tag, good string) {
+	t.Helper()
+	ctx := context.Background()
+	repo, err := oci.Repository(ref, oci.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var layers []ocispec.Descriptor
+	for _, name := range append([]string{loader.ManifestName}, loader.DataFileNames()...) {
+		b, err := os.ReadFile(filepath.Join(good, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mt := oci.MediaTypeData
+		if name == loader.ManifestName {
+			mt = oci.MediaTypeManifest
+		}
+		if name == "cves.jsonl.zst" {
+			b = append(b, "trailing garbage"...)
+		}
+		d := content.NewDescriptorFromBytes(mt, b)
+		d.Annotations = map[string]string{ocispec.AnnotationTitle: name}
+		if err := repo.Push(ctx, d, bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+		layers = append(layers, d)
+	}
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, oci.ArtifactType, oras.PackManifestOptions{Layers: layers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, desc, tag); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPullFollowsTag runs a replica against a real registry: it fills an
+// empty directory from the tag, moves to each new artifact published,
+// keeps serving through a bad artifact and a registry that is gone, and
+// starts again from its disk without the registry.
+func TestPullFollowsTag(t *testing.T) {
+	reg := startRegistry(t)
+	base := "oci://" + reg.addr + "/vulnd/snapshots"
+	tmp := t.TempDir()
+	v1, v2 := filepath.Join(tmp, "v1"), filepath.Join(tmp, "v2")
+	version(t, v1, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	version(t, v2, "v2", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	id1, _ := loader.ID(v1)
+	id2, _ := loader.ID(v2)
+	d1 := publish(t, base+":2026-11-22", v1) // and latest
+
+	dir := filepath.Join(tmp, "replica", "snapshot")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A download a killed replica left behind.
+	stale := filepath.Join(filepath.Dir(dir), ".snapshot.pull-123")
+	os.Mkdir(stale, 0o700)
+	outcomes := make(chan string, 100)
+	var logs syncBuffer
+	newMain := func() *Main {
+		return &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&logs, nil)),
+			Pull: base + ":latest", PullEvery: 100 * time.Millisecond, PlainHTTP: true,
+			OnPull: func(outcome string, err error) { outcomes <- outcome }}
+	}
+	waitOutcome := func(want string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case got := <-outcomes:
+				if got == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no poll ended %s in 20 s:\n%s", want, logs.String())
+			}
+		}
+	}
+	m := newMain()
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { m.Close() }()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale download %s is still there (%v)", stale, err)
+	}
+	id, art := statusOf(t, m)
+	if id != id1 || art["digest"] != d1 || art["ref"] != base+":latest" {
+		t.Fatalf("first pull: serving %s %v, want %s from %s", id, art, id1, d1)
+	}
+	waitOutcome(pullUnchanged)
+
+	d2 := publish(t, base+":2026-11-23", v2)
+	waitOutcome(pullUpdated)
+	if id, art := statusOf(t, m); id != id2 || art["digest"] != d2 {
+		t.Fatalf("after the second publish: serving %s %v, want %s from %s", id, art, id2, d2)
+	}
+	if got, _ := loader.ID(dir); got != id2 {
+		t.Errorf("the snapshot on disk is %s, want %s", got, id2)
+	}
+	if a, ok := loader.ReadArtifact(dir); !ok || a.Digest != d2 {
+		t.Errorf("artifact.json on disk: %+v %v, want digest %s", a, ok, d2)
+	}
+
+	// A bad artifact under the tag: counted, the old one serves, and it
+	// is not downloaded again at every poll.
+	ref, _ := oci.ParseRef(base + ":latest")
+	pushBad(t, ref, "latest", v1)
+	waitOutcome(pullInvalid)
+	waitOutcome(pullInvalid)
+	if id, _ := statusOf(t, m); id != id2 {
+		t.Fatalf("after a bad artifact: serving %s, want %s", id, id2)
+	}
+	if n := strings.Count(logs.String(), "snapshot pulled and loaded"); n != 2 {
+		t.Errorf("%d loads, want 2 (the bad artifact loaded once, never swapped in):\n%s", n, logs.String())
+	}
+	if got := testutil.ToFloat64(m.metrics.pulls.WithLabelValues(pullInvalid)); got < 2 {
+		t.Errorf("vulnd_pull_total{outcome=invalid} = %v, want at least 2", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {
+		t.Errorf("beside the snapshot: %v, want only it (failed downloads removed)", entries)
+	}
+
+	// The registry gone: counted, the snapshot keeps serving.
+	reg.stop()
+	waitOutcome(pullUnreachable)
+	if id, _ := statusOf(t, m); id != id2 {
+		t.Fatalf("with the registry gone: serving %s, want %s", id, id2)
+	}
+	m.Close()
+
+	// A restart without the registry serves what is on disk.
+	m = newMain()
+	if err := m.Open(); err != nil {
+		t.Fatalf("restart without the registry: %v", err)
+	}
+	if id, art := statusOf(t, m); id != id2 || art["digest"] != d2 {
+		t.Fatalf("after a restart: serving %s %v, want %s from %s", id, art, id2, d2)
+	}
+}
+
+// TestPullFirstStartFails: an empty directory and no registry is a clear
+// start-up error, and the directory stays empty.
+func TestPullFirstStartFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "snapshot")
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", Pull: "oci://" + freePort(t) + "/vulnd/snapshots:latest", PlainHTTP: true}
+	err := m.Open()
+	if err == nil {
+		m.Close()
+		t.Fatal("Open succeeded with no snapshot and no registry")
+	}
+	if !strings.Contains(err.Error(), "no snapshot in "+dir) || !strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("error %q, want it to say there is no snapshot and the registry is unreachable", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s exists after a failed first pull", dir)
+	}
+}
