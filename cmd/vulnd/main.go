@@ -201,14 +201,20 @@ on stderr; on failure, one line naming the file and the problem.`,
 		},
 	},
 	"serve": {
-		usage: "serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]",
+		usage: "serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [-pull oci://REGISTRY/REPOSITORY:TAG] [flags]",
 		about: `Loads the snapshot in DIR, then serves the API on -addr; the API port
 answers only once the snapshot is loaded. The admin listener (-admin-addr)
 serves /healthz, /readyz and /metrics. SIGHUP loads DIR again and swaps
 it in; if it does not load, the error is logged and the old snapshot
 keeps serving. SIGTERM or SIGINT: /readyz turns 503, serving goes on for
 -drain-wait, then the listeners close, in-flight requests finish (up to
--drain-timeout) and vulnd exits 0. A first load that fails exits 1.`,
+-drain-timeout) and vulnd exits 0. A first load that fails exits 1.
+With -pull oci://REGISTRY/REPOSITORY:TAG (what vulnd publish pushed), the
+tag is checked at start, every -pull-every and on SIGHUP; a new snapshot
+is downloaded beside DIR, loaded with every check, put in DIR's place and
+swapped in, so a restart finds it without the registry. An empty DIR is
+filled from the tag first. A registry that is down or a bad artifact is
+logged and counted (vulnd_pull_total) and the old snapshot keeps serving.`,
 	},
 	"validate": {
 		usage: "validate DIR",
