@@ -6,7 +6,7 @@ ADDR     ?= 127.0.0.1:8080
 FUZZTIME ?= 60s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fuzz demo sample refresh refresh-build reload clean
+.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fleet-test fuzz demo sample refresh refresh-build reload clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -56,6 +56,16 @@ soak: build
 lb-test: build
 	bash bench/lbtest.sh
 
+# The data pipeline of a fleet on 127.0.0.1: nginx serving synthetic feeds
+# as NVD's site and balancing three replicas that follow a tag of a local
+# CNCF distribution registry (serve -pull); fetch, build, validate and
+# publish twice under wrk, then a corrupt artifact and a stopped registry.
+# Prints the freshness figure by stage; fails on any failed request (see
+# bench/README.md). Installs wrk, nginx and docker-registry with apt when
+# missing. About a minute; FT_CVES=400000 for the figure at NVD's scale.
+fleet-test: build
+	bash bench/fleettest.sh
+
 # Runs every fuzz target for FUZZTIME each.
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
@@ -92,6 +102,11 @@ sample: build
 # FETCH_URL, default NVD's; the catalog is then FEEDS/cwec_latest.xml.zip
 # unless CWE names another), so one command runs the whole cycle:
 #   make refresh FETCH=1 FEEDS=/srv/nvd SNAP=/srv/vulnd/current UNIT=vulnd
+# With PUBLISH=oci://REGISTRY/REPOSITORY it then pushes the new snapshot
+# there, tagged with its build time and latest (vulnd publish;
+# PUBLISH_FLAGS=-plain-http for a registry on localhost), for replicas
+# that follow the tag with serve -pull:
+#   make refresh FETCH=1 FEEDS=/srv/nvd SNAP=/srv/vulnd/current PUBLISH=oci://registry.example.com/vulnd/snapshots
 FETCH_URL ?= https://nvd.nist.gov/feeds/json/cve/2.0/
 refresh: build
 	@if [ -n "$(FETCH)" ]; then \
@@ -100,7 +115,7 @@ refresh: build
 	  $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS) || exit 1; \
 	fi
 	@$(MAKE) --no-print-directory refresh-build FEEDS="$(FEEDS)" SNAP="$(SNAP)" PIDFILE="$(PIDFILE)" UNIT="$(UNIT)" \
-	  CWE="$(or $(CWE),$(if $(FETCH),$(FEEDS)/cwec_latest.xml.zip))"
+	  PUBLISH="$(PUBLISH)" PUBLISH_FLAGS="$(PUBLISH_FLAGS)" CWE="$(or $(CWE),$(if $(FETCH),$(FEEDS)/cwec_latest.xml.zip))"
 
 refresh-build:
 	@test -n "$(FEEDS)" -a -n "$(CWE)" -a -n "$(SNAP)" || { echo "usage: make refresh FEEDS=DIR CWE=FILE SNAP=DIR [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }
@@ -112,7 +127,13 @@ refresh-build:
 	rm -rf $(SNAP).prev
 	if [ -d $(SNAP) ]; then mv $(SNAP) $(SNAP).prev; fi
 	mv $(SNAP).next $(SNAP)
-	@$(MAKE) --no-print-directory reload PIDFILE="$(PIDFILE)" UNIT="$(UNIT)"
+	@if [ -n "$(PUBLISH)" ]; then \
+	  tag=$$(date -u +%Y%m%dT%H%M%SZ); \
+	  echo "$(BIN) publish $(PUBLISH_FLAGS) -to $(PUBLISH):$$tag $(SNAP)"; \
+	  $(BIN) publish $(PUBLISH_FLAGS) -to $(PUBLISH):$$tag $(SNAP) || exit 1; \
+	fi
+	@if [ -n "$(PUBLISH)" -a -z "$(strip $(PIDFILE)$(UNIT))" ]; then exit 0; fi; \
+	  $(MAKE) --no-print-directory reload PIDFILE="$(PIDFILE)" UNIT="$(UNIT)"
 
 # Asks the given servers to load their snapshot again (SIGHUP), and no
 # other process: the vulnd whose pid is in each file of PIDFILE (serve
