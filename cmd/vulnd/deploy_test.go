@@ -240,7 +240,7 @@ type (
 	}
 )
 
-// deployment is a manifest's object, decoded.
+// deployObject is a manifest's object, decoded.
 type deployObject struct {
 	file string // base name
 	k8sObject
@@ -546,13 +546,15 @@ func containerInvocations(where string, c k8sContainer, bad func(string, ...any)
 	return invs
 }
 
+var shellAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
 // trimShellPrefix drops the reserved words and variable assignments
 // before a simple command's name.
 func trimShellPrefix(words []string) []string {
 	for len(words) > 0 {
 		switch w := words[0]; {
 		case slices.Contains([]string{"if", "then", "else", "elif", "do", "while", "until", "!", "{", "exec", "time"}, w),
-			regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(w):
+			shellAssignment.MatchString(w):
 			words = words[1:]
 		default:
 			return words
@@ -645,6 +647,9 @@ var vulndFlagsCache = map[string]map[string]vulndFlag{}
 // flag, "  -x\tusage".
 var helpFlagLine = regexp.MustCompile(`^  -([^\s=]+)(?: (\S+))?(?:\t.*)?$`)
 
+// The end of a flag's usage in vulnd help: " (default 5s)".
+var helpDefault = regexp.MustCompile(`\(default (.*)\)$`)
+
 // vulndFlags returns the flags of vulnd cmd from what vulnd help cmd
 // prints, nil if there is no such command.
 func vulndFlags(cmd string) map[string]vulndFlag {
@@ -666,7 +671,7 @@ func vulndFlags(cmd string) map[string]vulndFlag {
 			last = m[1]
 			flags[last] = vulndFlag{value: m[2] != ""}
 		}
-		if d := regexp.MustCompile(`\(default (.*)\)$`).FindStringSubmatch(line); d != nil && last != "" {
+		if d := helpDefault.FindStringSubmatch(line); d != nil && last != "" {
 			f := flags[last]
 			f.def = d[1]
 			if s, err := strconv.Unquote(d[1]); err == nil {
