@@ -5,7 +5,7 @@
 #   with .meta files, and a CWE catalog zip: bench/feedsite) and balances
 #   FT_REPLICAS vulnd replicas; the CNCF distribution registry (Debian's
 #   docker-registry) holds the snapshots. The operator's cycle
-#   (vulnd fetch -> build -previous -> validate -> publish) runs once,
+#   (vulnd fetch -> build -previous -> publish, which validates) runs once,
 #   the replicas start empty with serve -pull and fill themselves, then
 #   wrk sends traffic through nginx while:
 #     1. the site moves to the next day's feeds and the cycle runs again:
@@ -134,9 +134,9 @@ for ((i = 0; i < 200; i++)); do [[ $(code_of "http://$REG/v2/") == 200 ]] && bre
 
 # ---- the operator's cycle -----------------------------------------------------
 
-# cycle TAG: fetch, build (-previous when there is a snapshot), validate,
-# publish TAG and latest; sets T_FETCH T_BUILD T_VALIDATE T_PUBLISH (ms)
-# and NEW_ID.
+# cycle TAG: fetch, build (-previous when there is a snapshot), publish
+# TAG and latest (publish validates the snapshot first, as vulnd validate
+# does); sets T_FETCH T_BUILD T_PUBLISH (ms) and NEW_ID.
 cycle() {
 	local tag=$1 t prev=()
 	t=$(now_ms)
@@ -152,8 +152,6 @@ cycle() {
 	"$BIN" build -cwe "$WORK/op/feeds/cwec_latest.xml.zip" "${prev[@]}" -o "$WORK/op/next" \
 		$("$BIN" feeds "$WORK/op/feeds" 2>/dev/null) >>"$WORK/op.log" 2>&1 || die "vulnd build failed: $(tail -n 3 "$WORK/op.log")"
 	T_BUILD=$(($(now_ms) - t)) t=$(now_ms)
-	"$BIN" validate "$WORK/op/next" >>"$WORK/op.log" 2>&1 || die "vulnd validate failed: $(tail -n 3 "$WORK/op.log")"
-	T_VALIDATE=$(($(now_ms) - t)) t=$(now_ms)
 	rm -rf "$WORK/op/prev"
 	[[ -d $WORK/op/current ]] && mv "$WORK/op/current" "$WORK/op/prev"
 	mv "$WORK/op/next" "$WORK/op/current"
@@ -209,10 +207,10 @@ EOF
 NGINX_PID=$!
 for ((i = 0; i < 100; i++)); do [[ $(code_of "http://127.0.0.1:$SITE_PORT/nvdcve-2.0-modified.meta") == 200 ]] && break; sleep 0.05; done
 
-say "cycle 1: fetch, build, validate, publish"
+say "cycle 1: fetch, build, publish"
 cycle day1
 ID1=$NEW_ID
-say "  snapshot $ID1: fetch ${T_FETCH} ms, build ${T_BUILD} ms, validate ${T_VALIDATE} ms, publish ${T_PUBLISH} ms"
+say "  snapshot $ID1: fetch ${T_FETCH} ms, build ${T_BUILD} ms, publish (validate and push) ${T_PUBLISH} ms"
 deadline
 
 # ---- replicas that fill themselves from the registry ------------------------
@@ -235,20 +233,24 @@ say "$FT_REPLICAS replicas filled themselves from $REPO:latest and serve $ID1"
 
 # ---- traffic ------------------------------------------------------------------
 
+# The modified feed is small and its CVEs are in both days' snapshots.
 # (head ends the pipe early: not a failure)
-{ zcat "$WORK"/site/nvdcve-2.0-20*.json.gz | grep -o '"id":"CVE-[0-9]*-[0-9]*"' | head -n 300 | sed 's/"id":"\(.*\)"/\/cve\/\1/' >"$WORK/paths.txt"; } || true
+{ zcat "$WORK"/site/nvdcve-2.0-modified.json.gz | grep -o '"id":"CVE-[0-9]*-[0-9]*"' | head -n 300 | sed 's/"id":"\(.*\)"/\/cve\/\1/' >"$WORK/paths.txt"; } || true
 [[ -s $WORK/paths.txt ]] || die "no CVE ids for the traffic"
 printf '%s\n' /cwe /vendors '/cve?page=2' /reports /status >>"$WORK/paths.txt"
 wrk -t1 -c16 -d600s --timeout 5s -s bench/soak.lua "http://127.0.0.1:$LB_PORT" -- "$WORK/paths.txt" >"$WORK/wrk.txt" 2>&1 &
 WRK_PID=$!
 sleep 2
 
-# ---- 1. a new day: fetch -> build -> validate -> publish -> pull -> load ----
+# ---- 1. a new day: fetch -> build -> publish -> pull -> load ----------------
 
 say "cycle 2: the site moves to the next day's feeds"
-T0=$(now_ms)
+t=$(now_ms)
 "$WORK/bin/feedsite" -from "$WORK/synth/next" -to "$WORK/site" -time 2026-11-23T06:00:00Z >&2
-T_SITE=$(($(now_ms) - T0))
+T_SITE=$(($(now_ms) - t))
+# The clock starts once the new feeds are on the site, as NVD's appear:
+# writing them is this test's work, not the pipeline's.
+T0=$(now_ms)
 cycle day2
 ID2=$NEW_ID
 [[ $ID2 != "$ID1" ]] || die "the second cycle made the same snapshot $ID1"
@@ -334,8 +336,8 @@ done)
 
 echo
 echo "fleet-test: $FT_CVES CVEs, $FT_REPLICAS replicas (-pull-every $FT_EVERY) behind nginx, distribution registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "freshness: $T_ALL ms from the site changing to every replica serving the new snapshot"
-echo "  site rewritten $T_SITE ms; fetch $T_FETCH ms; build $T_BUILD ms; validate $T_VALIDATE ms; publish $T_PUBLISH ms; publish to each replica serving: $PULLS(ms; each replica's load: $LOADS)"
+echo "freshness: $T_ALL ms from the new feeds being on the site to every replica serving the snapshot made of them (writing the site took $T_SITE ms more)"
+echo "  fetch $T_FETCH ms; build $T_BUILD ms; publish (validate and push) $T_PUBLISH ms; publish to each replica serving: $PULLS(ms; each replica's load: $LOADS)"
 echo "traffic: $req requests through nginx, non-2xx $non2xx, socket errors $sock, nginx 5xx $s5xx; p99 $(wrkv p99_ms "$W") ms"
 echo "pulls: $counts"
 if ((${#FAILS[@]} > 0)); then
