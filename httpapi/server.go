@@ -297,7 +297,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	var status, n int
 	defer func() {
 		v, wrote := recover(), c.wrote
-		c.ix, c.r, c.ps, c.listed = nil, nil, nil, listed{} // nothing of the snapshot stays in the pool
+		// Nothing of the snapshot stays in the pool: listed is cleared
+		// only when a result pointed at it (zeroing it costs).
+		c.ix, c.r, c.ps = nil, nil, nil
+		if c.listed.num != 0 || c.listed.ndjson {
+			c.listed = listed{}
+		}
 		if cap(c.buf) <= maxPooledBuf && cap(c.zbuf) <= maxPooledBuf {
 			callPool.Put(c)
 		}
