@@ -67,8 +67,8 @@ func (c *call) cveFilters(l index.CVEList) (result, error) {
 		if _, err := parsePage(raw); err != nil {
 			return result{}, err
 		}
-		bodies := l.Bodies()
-		return result{stream: &bodies}, nil
+		c.listed = listed{l: l.Bodies(), ndjson: true}
+		return result{list: &c.listed}, nil
 	}
 	return result{}, errBadFormat
 }

@@ -1,8 +1,6 @@
 package loader
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,46 +10,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// tree describes every entry under root (not following links): its kind,
-// permissions and content or link target, by path relative to root.
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = "link to " + target
-		case d.IsDir():
-			out[rel] = "dir " + fi.Mode().Perm().String()
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			out[rel] = "file " + fi.Mode().Perm().String() + " " + hex.EncodeToString(sum[:])
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+	"github.com/vulnd/vulnd/loader/loadertest"
+)
 
 func mustWrite(t *testing.T, p, content string) string {
 	t.Helper()
@@ -313,7 +274,7 @@ func refuseCase(t *testing.T, setup func(*testing.T, string) BuildOptions, force
 	var stages []string
 	opt.Stage = func(name string, _ time.Duration, _ string) { stages = append(stages, name) }
 	parent := filepath.Dir(root)
-	before, beside := tree(t, root), tree(t, parent)
+	before, beside := loadertest.Tree(t, root), loadertest.Tree(t, parent)
 	_, err := Build(opt)
 	if err == nil {
 		t.Fatalf("Build -o %s succeeded", opt.Out)
@@ -325,10 +286,10 @@ func refuseCase(t *testing.T, setup func(*testing.T, string) BuildOptions, force
 	if len(stages) > 0 {
 		t.Errorf("refused after %q; want before reading anything", stages)
 	}
-	if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+	if diff := cmp.Diff(before, loadertest.Tree(t, root)); diff != "" {
 		t.Errorf("files changed (-before +after):\n%s", diff)
 	}
-	if diff := cmp.Diff(beside, tree(t, parent)); diff != "" {
+	if diff := cmp.Diff(beside, loadertest.Tree(t, parent)); diff != "" {
 		t.Errorf("files beside the working directory changed (-before +after):\n%s", diff)
 	}
 }
@@ -442,7 +403,7 @@ func TestReplaceDirChecksAgain(t *testing.T) {
 	mustWrite(t, filepath.Join(tmp, ManifestName), "{}")
 	mustWrite(t, filepath.Join(root, "out", "thesis.tex"), "years of work")
 	mustWrite(t, filepath.Join(root, "file"), "mine")
-	before := tree(t, root)
+	before := loadertest.Tree(t, root)
 	for _, tc := range []struct {
 		dir   string
 		force bool
@@ -457,7 +418,7 @@ func TestReplaceDirChecksAgain(t *testing.T) {
 			t.Errorf("replaceDir(%s, force %v) = %v, want %q", tc.dir, tc.force, err, tc.want)
 		}
 	}
-	if diff := cmp.Diff(before, tree(t, root)); diff != "" {
+	if diff := cmp.Diff(before, loadertest.Tree(t, root)); diff != "" {
 		t.Errorf("files changed (-before +after):\n%s", diff)
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,43 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// listing describes every entry under root (not following links): kind,
-// permissions and content or link target, by path relative to root.
-func listing(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link to " + target
-		case d.IsDir():
-			out[rel] = "dir " + fi.Mode().Perm().String()
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			out[rel] = "file " + fi.Mode().Perm().String() + " " + hex.EncodeToString(sum[:])
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+	"github.com/vulnd/vulnd/loader/loadertest"
+)
 
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
@@ -131,7 +95,7 @@ func TestBinaryBuildNeverDeletes(t *testing.T) {
 		{"-o inside -previous", []string{"-previous", "current", "-o", "current/next"}, "-o current/next is inside the -previous snapshot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := listing(t, work)
+			before := loadertest.Tree(t, work)
 			args := append(append(append([]string{}, build...), tc.args...), feeds...)
 			stdout, stderr, code := vulnd(args...)
 			if code == 0 {
@@ -144,7 +108,7 @@ func TestBinaryBuildNeverDeletes(t *testing.T) {
 			if stdout != "" {
 				t.Errorf("stdout %q, want nothing", stdout)
 			}
-			if diff := cmp.Diff(before, listing(t, work)); diff != "" {
+			if diff := cmp.Diff(before, loadertest.Tree(t, work)); diff != "" {
 				t.Errorf("files changed (-before +after):\n%s", diff)
 			}
 		})
