@@ -125,7 +125,8 @@ run() { # command... (in the background, waited for)
 }
 
 # The expected duration, from the class names in bench/paths.go.
-all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE page" "one vendor"
+all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE page"
+	"product's CVEs at a version" "CVE details" "one vendor"
 	"one product" "one CWE" "CWE's CVE page" "vendor list" "report" "alert's events")
 classes_n=0
 for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done

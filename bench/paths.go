@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -45,13 +46,18 @@ func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
 			cves = append(cves, n.Name)
 		}
 	}
-	type pair struct{ v, p string }
+	type pair struct{ v, p, version string }
 	var products []pair
 	for _, name := range cves[:perClass/2] {
 		var cve struct {
 			CPEs []struct {
-				Vendor  string `json:"vendor"`
-				Product string `json:"product"`
+				Vendor   string `json:"vendor"`
+				Product  string `json:"product"`
+				Version  string `json:"version"`
+				StartInc string `json:"version_start_including"`
+				StartExc string `json:"version_start_excluding"`
+				EndInc   string `json:"version_end_including"`
+				EndExc   string `json:"version_end_excluding"`
 			} `json:"cpes"`
 		}
 		if err := get("/cve/"+name, &cve); err != nil {
@@ -60,7 +66,13 @@ func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
 		for _, p := range cve.CPEs {
 			if index.IsName(p.Vendor) && index.IsName(p.Product) {
 				vendors = append(vendors, p.Vendor)
-				products = append(products, pair{p.Vendor, p.Product})
+				// A version users would ask about: the CPE's own, else
+				// a bound of its range (inclusive ones first: they match).
+				v := p.Version
+				if v == "*" || v == "-" || v == "" {
+					v = cmp.Or(p.EndInc, p.StartInc, p.EndExc, p.StartExc, "1.0")
+				}
+				products = append(products, pair{p.Vendor, p.Product, v})
 			}
 		}
 	}
@@ -109,6 +121,11 @@ func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
 			p := products[r.IntN(len(products))]
 			return "/vendors/" + url.PathEscape(p.v) + "/products/" + url.PathEscape(p.p) + "/cve"
 		})},
+		{"product's CVEs at a version", pick(perClass, func(i int) string {
+			p := products[r.IntN(len(products))]
+			return "/vendors/" + url.PathEscape(p.v) + "/products/" + url.PathEscape(p.p) + "/cve?version=" + url.QueryEscape(p.version)
+		})},
+		{"CVE details", pick(perClass, func(i int) string { return "/cve/" + cves[i%len(cves)] + "/details" })},
 		{"one vendor", pick(perClass, func(i int) string { return "/vendors/" + url.PathEscape(vendors[i%len(vendors)]) })},
 		{"one product", pick(perClass, func(i int) string {
 			p := products[r.IntN(len(products))]
