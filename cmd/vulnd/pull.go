@@ -227,15 +227,15 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 	return pullUpdated, nil
 }
 
-// firstPull fills an empty snapshot directory from the registry and
-// serves what it pulled, so a new replica needs nothing on its disk. The
-// artifact is loaded before it is put in place, so a bad one leaves the
-// directory empty for the next start.
+// firstPull fills a snapshot directory that holds no snapshot (or one
+// that does not load) from the registry and serves what it pulled, so a
+// new replica needs nothing on its disk. The artifact is loaded before it
+// is put in place, so a bad one leaves the directory as it was.
 func (p *puller) firstPull(ctx context.Context) error {
 	outcome, err := p.check(ctx)
 	p.m.metrics.pulled(outcome)
 	if err != nil {
-		return fmt.Errorf("no snapshot in %s, and the pull failed (%s): %w", p.m.Snapshot, outcome, err)
+		return fmt.Errorf("no snapshot to serve in %s, and the pull failed (%s): %w", p.m.Snapshot, outcome, err)
 	}
 	p.m.Log.Info("pulled the first snapshot", "ref", p.ref.String(), "digest", p.seen.String(), "dir", p.m.Snapshot)
 	return nil

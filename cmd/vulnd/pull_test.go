@@ -263,10 +263,40 @@ func TestPullFirstStartFails(t *testing.T) {
 		m.Close()
 		t.Fatal("Open succeeded with no snapshot and no registry")
 	}
-	if !strings.Contains(err.Error(), "no snapshot in "+dir) || !strings.Contains(err.Error(), "unreachable") {
+	if !strings.Contains(err.Error(), "no snapshot to serve in "+dir) || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("error %q, want it to say there is no snapshot and the registry is unreachable", err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s exists after a failed first pull", dir)
+	}
+}
+
+// TestPullRepairsDamagedDisk: a snapshot on disk that does not load is
+// replaced by the tag's at start, instead of the replica failing.
+func TestPullRepairsDamagedDisk(t *testing.T) {
+	reg := startRegistry(t)
+	ref := "oci://" + reg.addr + "/vulnd/snapshots:latest"
+	tmp := t.TempDir()
+	good := filepath.Join(tmp, "good")
+	version(t, good, "good", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	d := publish(t, ref, good)
+	dir := filepath.Join(tmp, "snapshot")
+	corrupt(t, dir)
+	var logs syncBuffer
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", Pull: ref, PullEvery: time.Hour, PlainHTTP: true,
+		Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := m.Open(); err != nil {
+		t.Fatalf("Open with a damaged snapshot and a good tag: %v", err)
+	}
+	defer m.Close()
+	want, _ := loader.ID(good)
+	if id, art := statusOf(t, m); id != want || art["digest"] != d {
+		t.Fatalf("serving %s %v, want %s from %s", id, art, want, d)
+	}
+	if got, _ := loader.ID(dir); got != want {
+		t.Errorf("the snapshot on disk is %s, want the pulled %s", got, want)
+	}
+	if !strings.Contains(logs.String(), "the snapshot on disk does not load") {
+		t.Errorf("the log does not say why it pulled:\n%s", logs.String())
 	}
 }

@@ -219,7 +219,22 @@ func (m *Main) Open() error {
 		}
 	}
 	if m.cur.Load() == nil {
-		if err := m.Reload(); err != nil {
+		err := m.Reload()
+		if err != nil && m.puller != nil {
+			// The snapshot on disk is damaged, or of an older format:
+			// the registry has a good one.
+			m.Log.Error("the snapshot on disk does not load; pulling the tag's", "dir", m.Snapshot, "err", err)
+			ctx, cancel := context.WithTimeout(context.Background(), maxPollTime)
+			m.puller.seen = ""
+			perr := m.puller.firstPull(ctx)
+			cancel()
+			if perr == nil {
+				err = nil
+			} else {
+				err = fmt.Errorf("%w; and %w", err, perr)
+			}
+		}
+		if err != nil {
 			m.Close()
 			return fmt.Errorf("load failed: %w", err)
 		}
