@@ -71,19 +71,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # ---- tools ----------------------------------------------------------------
 
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx)
-command -v curl >/dev/null || need+=(curl)
-command -v docker-registry >/dev/null || need+=(docker-registry)
-if ((${#need[@]})); then
-	say "installing ${need[*]} with apt"
-	sudo=
-	[[ $(id -u) == 0 ]] || sudo=sudo
-	$sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-for t in wrk curl docker-registry "$NGINX"; do command -v "$t" >/dev/null || die "could not install $t"; done
+need_tools wrk nginx curl docker-registry
 [[ -x $BIN ]] || go build -o "$BIN" ./cmd/vulnd
 BIN=$(realpath "$BIN")
 
@@ -92,16 +80,6 @@ chmod 755 "$WORK"
 mkdir -p "$WORK/bin" "$WORK/site" "$WORK/op/feeds" "$WORK/nginx-tmp"
 for t in soakcheck synth feedsite; do go build -C bench -o "$WORK/bin/$t" "./$t"; done
 CHECK=$WORK/bin/soakcheck
-declare -A TAKEN=()
-freeport() {
-	local p i
-	for ((i = 0; i < 50; i++)); do
-		p=$("$CHECK" freeport)
-		if [[ -z ${TAKEN[$p]:-} ]]; then TAKEN[$p]=1; echo "$p"; return; fi
-	done
-	die "no free port"
-}
-code_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" 2>/dev/null || true; }
 # snapshot_of PORT: the snapshot id the replica's /status gives, or "".
 snapshot_of() { curl -s --max-time 2 "http://127.0.0.1:$1/status" 2>/dev/null | sed -n 's/^{"snapshot_id":"\([^"]*\)".*/\1/p'; }
 # pulls_of ADMIN OUTCOME: the replica's vulnd_pull_total{outcome}.

@@ -98,20 +98,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # ---- tools ----------------------------------------------------------------
 
 command -v go >/dev/null || die "go is not installed"
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx)
-command -v curl >/dev/null || need+=(curl)
-if ((${#need[@]})); then
-	say "installing ${need[*]} with apt"
-	sudo=
-	[[ $(id -u) == 0 ]] || sudo=sudo
-	$sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-command -v wrk >/dev/null || die "could not install wrk"
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[[ -x $NGINX ]] || die "could not install nginx"
-command -v curl >/dev/null || die "could not install curl"
+need_tools wrk nginx curl
 
 if [[ ! -x $BIN ]]; then
 	say "building $BIN"
@@ -148,22 +135,7 @@ deadline
 
 # ---- helpers --------------------------------------------------------------
 
-# freeport: a free 127.0.0.1 port not handed out before in this run.
-declare -A TAKEN=()
-freeport() {
-	local p i
-	for ((i = 0; i < 50; i++)); do
-		p=$("$CHECK" freeport)
-		if [[ -z ${TAKEN[$p]:-} ]]; then
-			TAKEN[$p]=1
-			echo "$p"
-			return
-		fi
-	done
-	die "no free port"
-}
 etag_of() { "$CHECK" etag -addr "$1" 2>/dev/null || true; } # etag_of HOST:PORT: empty unless 200
-code_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" 2>/dev/null || true; }
 
 # wait_etag ADDR ETAG PID: until ADDR answers 200 with ETAG (60 s at most).
 wait_etag() {

@@ -5,6 +5,45 @@
 
 alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
 
+# need_tools TOOL...: installs with apt the Debian packages of the same
+# names that are not on PATH (nginx may be in /usr/sbin), then fails if
+# one is still missing; sets NGINX to nginx's path.
+need_tools() {
+	local t need=() sudo=
+	for t in "$@"; do
+		command -v "$t" >/dev/null || { [[ $t == nginx && -x /usr/sbin/nginx ]]; } || need+=("$t")
+	done
+	if ((${#need[@]})); then
+		say "installing ${need[*]} with apt"
+		[[ $(id -u) == 0 ]] || sudo=sudo
+		$sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+	fi
+	NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+	for t in "$@"; do
+		[[ $t == nginx ]] && t=$NGINX
+		command -v "$t" >/dev/null || die "could not install $t"
+	done
+}
+
+# freeport: a free 127.0.0.1 port not handed out before in this run
+# ($CHECK is bench/soakcheck).
+declare -A TAKEN=()
+freeport() {
+	local p i
+	for ((i = 0; i < 50; i++)); do
+		p=$("$CHECK" freeport)
+		if [[ -z ${TAKEN[$p]:-} ]]; then
+			TAKEN[$p]=1
+			echo "$p"
+			return
+		fi
+	done
+	die "no free port"
+}
+
+# code_of URL: the HTTP status of a GET, or nothing.
+code_of() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" 2>/dev/null || true; }
+
 # stop PID [SIGNAL]: signal it, wait up to STOP_SECONDS (10), then SIGKILL.
 stop() {
 	local pid=$1 sig=${2:-TERM} i
