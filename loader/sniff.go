@@ -75,8 +75,9 @@ func sniffFeed(r io.Reader) bool {
 // FeedFiles returns the NVD feed files (see IsFeed) directly in dir, in the
 // order a build should read them: by name, then any whose name holds
 // "modified", then "recent", so that on equal lastModified the update
-// feeds win. skipped are the other regular files, by name;
-// subdirectories are left out.
+// feeds win. skipped are the other regular files, by name, hidden ones
+// (a name starting with ".", as vulnd fetch names a download in progress)
+// among them whatever they hold; subdirectories are left out.
 func FeedFiles(dir string) (feeds, skipped []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -84,6 +85,12 @@ func FeedFiles(dir string) (feeds, skipped []string, err error) {
 	}
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			if e.Type().IsRegular() {
+				skipped = append(skipped, p)
+			}
+			continue
+		}
 		st, err := os.Stat(p) // follows symlinks
 		if err != nil {
 			return nil, nil, fmt.Errorf("loader: %w", err)

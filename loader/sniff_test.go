@@ -105,6 +105,9 @@ func TestFeedFiles(t *testing.T) {
 		"README":                      []byte("feeds\n"),
 		"cwec_v4.15.xml":              []byte(`<?xml version="1.0"?><Weakness_Catalog/>`),
 		"nvdcve-2.0-2025.json.gz.sha": []byte("3c5227c1\n"),
+		// A download in progress (vulnd fetch's temporary name): a feed
+		// by content, but hidden, so skipped.
+		".nvdcve-2.0-2025.json.gz.tmp-42": gz,
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
@@ -135,7 +138,7 @@ func TestFeedFiles(t *testing.T) {
 	if diff := cmp.Diff(want, feeds); diff != "" {
 		t.Errorf("feeds (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(in("README", "cwec_v4.15.xml", "nvdcve-2.0-2025.json.gz.sha"), skipped); diff != "" {
+	if diff := cmp.Diff(in(".nvdcve-2.0-2025.json.gz.tmp-42", "README", "cwec_v4.15.xml", "nvdcve-2.0-2025.json.gz.sha"), skipped); diff != "" {
 		t.Errorf("skipped (-want +got):\n%s", diff)
 	}
 	if _, _, err := FeedFiles(filepath.Join(dir, "nope")); err == nil {

@@ -229,7 +229,9 @@ stdout, if serve would load it; otherwise 1, with one line saying why.`,
 line, found by content (gzip, zstd, zip or plain JSON holding an NVD CVE
 feed object), not by name: by name, then those whose name holds
 "modified", then "recent", the order vulnd build should read them in.
-Other files are named on stderr as skipped. Exit 1 if a DIR holds none.`,
+Other files, and hidden ones (a name starting with ".", as vulnd fetch
+names a download in progress), are named on stderr as skipped. Exit 1 if
+a DIR holds none.`,
 		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
 	},
 	"fetch":   fetchHelp,

@@ -726,8 +726,8 @@ func TestRunOptions(t *testing.T) {
 }
 
 // TestRunRemovesStaleTemps: the temporary files a killed run left (a
-// half-downloaded feed would otherwise be listed by loader.FeedFiles and
-// break the build) are removed; other files, hidden or not, are left.
+// half-downloaded feed, which loader.FeedFiles skips as hidden, would
+// still take its room) are removed; other files, hidden or not, are left.
 func TestRunRemovesStaleTemps(t *testing.T) {
 	m, opt, _ := setup(t)
 	half := m.files["/feeds/nvdcve-2.0-2024.json.gz"]
@@ -750,9 +750,6 @@ func TestRunRemovesStaleTemps(t *testing.T) {
 	}
 	for n, b := range kept {
 		os.WriteFile(filepath.Join(opt.Dir, n), b, 0o644)
-	}
-	if feeds, _, err := loader.FeedFiles(opt.Dir); err != nil || !slices.Contains(feeds, filepath.Join(opt.Dir, ".nvdcve-2.0-2024.json.gz.tmp-123")) {
-		t.Fatalf("FeedFiles %v, %v: the half-downloaded feed is not listed, the test tests nothing", feeds, err)
 	}
 	mustRun(t, opt)
 	for n := range stale {
