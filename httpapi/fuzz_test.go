@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -155,4 +156,42 @@ func validMethod(m string) bool {
 		}
 	}
 	return true
+}
+
+// queryValueRef is queryValue without its shortcuts: every key is
+// decoded before it is compared.
+func queryValueRef(raw, key string) (string, bool, error) {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		if dk, err := url.QueryUnescape(k); err != nil || dk != key {
+			continue
+		}
+		dv, err := url.QueryUnescape(v)
+		if err != nil {
+			return "", true, errBadQuery
+		}
+		return dv, true, nil
+	}
+	return "", false, nil
+}
+
+// FuzzQueryValue: queryValue's shortcuts (a key absent from the raw
+// query, a pair whose key is too short to decode to it) never change an
+// answer.
+func FuzzQueryValue(f *testing.F) {
+	for _, s := range []string{"page=2", "%70age=3", "p%61ge=4&page=5", "pa+ge=1", "kev=true&version=1.0", "version=%zz", "%zz=1&page=2", "pagee=1", "=&&page"} {
+		f.Add(s)
+	}
+	keys := []string{"page", "cvss", "kev", "version", "updated_since", "q"}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, key := range keys {
+			v, ok, err := queryValue(raw, key)
+			rv, rok, rerr := queryValueRef(raw, key)
+			if v != rv || ok != rok || (err == nil) != (rerr == nil) {
+				t.Fatalf("queryValue(%q, %q) = %q %v %v; decoding every key gives %q %v %v", raw, key, v, ok, err, rv, rok, rerr)
+			}
+		}
+	})
 }

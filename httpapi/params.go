@@ -96,12 +96,23 @@ func equalFoldASCII(s, lower string) bool {
 // decoded as a form value. Pairs are separated by "&"; a pair whose key
 // cannot be decoded is skipped (unknown parameters are ignored), but a
 // bad escape in the wanted value is an error.
+//
+// Every list request asks for several keys that are mostly absent, so
+// the common cases cost no decoding: a key (letters and "_" only) can be
+// in raw only as it is or escaped with "%" ("+" decodes to a space), and
+// an escaped key is longer than the key.
 func queryValue(raw, key string) (value string, ok bool, err error) {
+	if !strings.Contains(raw, key) && strings.IndexByte(raw, '%') < 0 {
+		return "", false, nil
+	}
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(pair, "=")
 		if k != key {
+			if len(k) <= len(key) {
+				continue
+			}
 			dk, err := url.QueryUnescape(k)
 			if err != nil || dk != key {
 				continue
