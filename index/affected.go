@@ -50,24 +50,62 @@ import (
 // word, one among its distinct range bounds (two for a pre-release), a
 // pass over its ranges comparing integers, and at most one allocation,
 // to merge what several of these found. The product's first query builds
-// those tables, once, from the CPEs kept at load.
+// those tables, once, from the CPEs of the product's CVE bodies.
 func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l CVEList, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
 		return CVEList{}, vendorOK, false
 	}
-	return ix.cveList(p.affected().match(version), false), true, true
+	return ix.cveList(ix.affected(p, vendorName, productName).match(version), false), true, true
 }
 
-// affected returns p's affected, building it on first use.
-func (p *product) affected() *affected {
+// affected returns the affected of p, the product named vendorName and
+// productName, building it on first use.
+func (ix *Index) affected(p *product, vendorName, productName string) *affected {
 	p.affOnce.Do(func() {
-		if src := p.affSrc; src != nil {
-			p.aff = buildAffected(src.versions, &src.stars)
-			p.affSrc = nil
+		if p.vulnerable {
+			vs, stars := ix.vulnerableCPEs(p.cves, vendorName, productName)
+			p.aff = buildAffected(vs, &stars)
 		}
 	})
 	return p.aff
+}
+
+// vulnerableCPEs reads the CPEs of the CVEs at positions cves again from
+// their bodies, as gatherVendors saw them at load, and returns those that
+// are vulnerable and name vendorName and productName: the ones with a
+// concrete version, and those with version "*".
+func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (vs []versionAt, stars starAcc) {
+	for _, pos := range cves {
+		// The members after the summary, cpes among them.
+		s := scanner{b: ix.cveBodies[pos], i: len(ix.cveSummaries[pos])}
+		for s.eat(',') {
+			key, ok := s.key()
+			if !ok {
+				break
+			}
+			if string(key) != "cpes" {
+				if !s.value(0) {
+					break
+				}
+				continue
+			}
+			it := cpeIter{s: s}
+			for it.next() {
+				if !it.vulnerable || string(it.vendor) != vendorName || string(it.product) != productName {
+					continue
+				}
+				b := cpeBounds{view(it.bounds[0]), view(it.bounds[1]), view(it.bounds[2]), view(it.bounds[3]), it.update}
+				if v := view(it.version); IsName(v) {
+					vs = appendVersionAt(vs, v, &b, it.anyUpdate, pos)
+				} else if v == "*" {
+					stars.add(&b, pos)
+				}
+			}
+			break
+		}
+	}
+	return vs, stars
 }
 
 // affected is what ProductCVEsAt needs of one product: its vulnerable
@@ -108,67 +146,49 @@ type oddSpan struct {
 
 const noEnd = math.MaxInt32
 
-// versionAt is a concrete version named by a CPE of the CVE at list
-// position pos. listed: the version component, for the product's versions
-// list; otherwise (only for a vulnerable CPE with a concrete update) the
-// version joined with its update, for matching alone.
+// versionAt is the version of a vulnerable CPE with a concrete version,
+// of the CVE at list position pos: the version component, joined with
+// the update when that is concrete.
 type versionAt struct {
-	version    string
-	pos        int32
-	vulnerable bool // the CPE is: ProductCVEsAt matches version
-	anyUpdate  bool // and its update is "*"
-	listed     bool
+	version   string
+	pos       int32
+	anyUpdate bool // the update is "*"
 }
 
-// appendVersionAt appends to vs the versions of r, a CPE with a concrete
-// version of the CVE at pos: one, or two when r is vulnerable and has a
-// concrete update (its version component is listed, the joined one
-// matched).
-func appendVersionAt(vs []versionAt, r *cpeRef, pos int32) []versionAt {
-	if r.vulnerable && r.bounds != nil && r.bounds.update != "" {
-		return append(vs,
-			versionAt{version: r.version, pos: pos, listed: true},
-			versionAt{version: r.version + "-" + r.bounds.update, pos: pos, vulnerable: true})
+// appendVersionAt appends to vs the version of a vulnerable CPE of the
+// CVE at pos whose version component is version, bounds and anyUpdate
+// as cpeIter found them.
+func appendVersionAt(vs []versionAt, version string, b *cpeBounds, anyUpdate bool, pos int32) []versionAt {
+	if b.update != "" {
+		version += "-" + b.update
 	}
-	return append(vs, versionAt{version: r.version, pos: pos, vulnerable: r.vulnerable, anyUpdate: r.vulnerable && r.anyUpdate, listed: true})
+	return append(vs, versionAt{version: version, pos: pos, anyUpdate: anyUpdate})
 }
 
-// starAcc collects a product's vulnerable CPEs with version "*" while
-// gatherVendors walks the CVEs in list order.
+// starAcc collects a product's vulnerable CPEs with version "*", in list
+// order.
 type starAcc struct {
 	any    []int32   // without bounds, each CVE once
 	ranges []rangeAt // with bounds
 }
 
 type rangeAt struct {
-	bounds *cpeBounds
+	bounds cpeBounds
 	pos    int32
 }
 
-func (m *starAcc) add(r *cpeRef, pos int32) {
-	if r.bounds != nil && r.bounds.anyBound() {
-		m.ranges = append(m.ranges, rangeAt{r.bounds, pos})
+func (m *starAcc) add(b *cpeBounds, pos int32) {
+	if b.anyBound() {
+		m.ranges = append(m.ranges, rangeAt{*b, pos})
 	} else if !lastIs(m.any, pos) {
 		m.any = append(m.any, pos)
 	}
 }
 
-// join appends what o collected, for CVEs after m's.
-func (m *starAcc) join(o *starAcc) {
-	m.any = append(m.any, o.any...)
-	m.ranges = append(m.ranges, o.ranges...)
-}
-
 // buildAffected returns the affected of a product whose concrete versions
 // are vs and whose vulnerable "*" CPEs are stars; nil when no version can
 // match.
-func buildAffected(vs []versionAt, stars *starAcc) *affected {
-	var exact []versionAt
-	for _, v := range vs {
-		if v.vulnerable {
-			exact = append(exact, v)
-		}
-	}
+func buildAffected(exact []versionAt, stars *starAcc) *affected {
 	if len(exact) == 0 && len(stars.any) == 0 && len(stars.ranges) == 0 {
 		return nil
 	}
@@ -236,7 +256,7 @@ func (a *affected) buildSpans(ranges []rangeAt) {
 		return 2*index[id[text]] + 1 + past
 	}
 	for _, r := range ranges {
-		b := r.bounds
+		b := &r.bounds
 		lo := [2]int32{rank(b.startIncluding, 0), rank(b.startExcluding, 1)}
 		hi := [2]int32{rank(b.endIncluding, 1), rank(b.endExcluding, 0)}
 		for k := range 2 {
