@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // ProductCVEsAt lists the CVEs of the vendor-and-product pair that have a
@@ -108,9 +109,26 @@ func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (v
 	return vs, stars
 }
 
-// affected is what ProductCVEsAt needs of one product: its vulnerable
-// CPEs, as sets of CVE positions, each ascending and without repeats.
+// affected is what ProductCVEsAt needs of one product: the tables of
+// affectedTables packed into one string and one []int32, so that a
+// product costs three allocations, two of them without pointers for the
+// GC to follow, rather than two small slices per version and a few more.
+// texts holds the keys, then the bounds, back to back. ints holds, in
+// this order: the end in texts of each key, the end of each key's eq and
+// of its star within their parts (nKeys each), the end in texts of each
+// bound (nBounds), then, from the offsets below, the positions of eq, of
+// star and of unbounded, the spans and the odd spans.
 type affected struct {
+	texts                                     string
+	ints                                      []int32
+	nKeys, nBounds                            int32
+	eqAt, starAt, unboundedAt, spansAt, oddAt int32
+}
+
+// affectedTables are a product's vulnerable CPEs, as sets of CVE
+// positions, each ascending and without repeats, as buildAffected
+// gathers them before it packs them into an affected.
+type affectedTables struct {
 	// keys are the distinct versions of the CPEs with a concrete
 	// version, in CompareVersions order (versions it finds equal share a
 	// key). eq[i] are the CVEs with such a CPE equal to keys[i], star[i]
@@ -192,7 +210,7 @@ func buildAffected(exact []versionAt, stars *starAcc) *affected {
 	if len(exact) == 0 && len(stars.any) == 0 && len(stars.ranges) == 0 {
 		return nil
 	}
-	a := &affected{unbounded: slices.Clip(stars.any)}
+	a := &affectedTables{unbounded: stars.any}
 	slices.SortFunc(exact, func(x, y versionAt) int {
 		return cmp.Or(CompareVersions(x.version, y.version), cmp.Compare(x.pos, y.pos))
 	})
@@ -218,12 +236,124 @@ func buildAffected(exact []versionAt, stars *starAcc) *affected {
 	if len(stars.ranges) > 0 {
 		a.buildSpans(stars.ranges)
 	}
+	return a.pack()
+}
+
+// pack returns t packed into an affected.
+func (t *affectedTables) pack() *affected {
+	nk, nb := len(t.keys), len(t.bounds)
+	textLen, eqLen, starLen := 0, 0, 0
+	for i, k := range t.keys {
+		textLen, eqLen, starLen = textLen+len(k), eqLen+len(t.eq[i]), starLen+len(t.star[i])
+	}
+	for _, b := range t.bounds {
+		textLen += len(b)
+	}
+	a := &affected{nKeys: int32(nk), nBounds: int32(nb), eqAt: int32(3*nk + nb)}
+	a.starAt = a.eqAt + int32(eqLen)
+	a.unboundedAt = a.starAt + int32(starLen)
+	a.spansAt = a.unboundedAt + int32(len(t.unbounded))
+	a.oddAt = a.spansAt + 3*int32(len(t.spans))
+	ints := make([]int32, int(a.oddAt)+5*len(t.odd))
+	var text strings.Builder
+	text.Grow(textLen)
+	eq, star := ints[a.eqAt:a.starAt], ints[a.starAt:a.unboundedAt]
+	eqN, starN := 0, 0
+	for i, k := range t.keys {
+		text.WriteString(k)
+		eqN += copy(eq[eqN:], t.eq[i])
+		starN += copy(star[starN:], t.star[i])
+		ints[i], ints[nk+i], ints[2*nk+i] = int32(text.Len()), int32(eqN), int32(starN)
+	}
+	for i, b := range t.bounds {
+		text.WriteString(b)
+		ints[3*nk+i] = int32(text.Len())
+	}
+	copy(ints[a.unboundedAt:a.spansAt], t.unbounded)
+	a.texts, a.ints = text.String(), ints
+	copy(a.spans(), t.spans)
+	copy(a.odd(), t.odd)
 	return a
+}
+
+// spans and odd return the spans and odd spans of a, views of its ints:
+// span and oddSpan are int32s only. A stride over ints would do without
+// unsafe, but stab's loop then takes a quarter longer.
+func (a *affected) spans() []span {
+	return int32sAs[span](a.ints[a.spansAt:a.oddAt])
+}
+
+func (a *affected) odd() []oddSpan { return int32sAs[oddSpan](a.ints[a.oddAt:]) }
+
+// int32sAs returns s as a slice of T, a struct of int32s only, s's length
+// a multiple of T's.
+func int32sAs[T span | oddSpan](s []int32) []T {
+	var t T
+	n := len(s) / int(unsafe.Sizeof(t)/4)
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), n)
+}
+
+// text returns text i of a: keys are texts 0 to nKeys-1, the bounds
+// the ones after.
+func (a *affected) text(i int) string {
+	var from int32
+	if i > 0 {
+		from = a.ints[a.textEnd(i-1)]
+	}
+	return a.texts[from:a.ints[a.textEnd(i)]]
+}
+
+// textEnd is the index in ints of where text i ends.
+func (a *affected) textEnd(i int) int {
+	if i < int(a.nKeys) {
+		return i
+	}
+	return 2*int(a.nKeys) + i
+}
+
+// eq returns eq[i], star[i] and unbounded of the tables a was packed
+// from, each with no spare capacity.
+func (a *affected) eq(i int) []int32 {
+	return sub(a.ints[a.eqAt:a.starAt], a.ints[int(a.nKeys):2*a.nKeys], i)
+}
+
+func (a *affected) star(i int) []int32 {
+	return sub(a.ints[a.starAt:a.unboundedAt], a.ints[2*a.nKeys:3*a.nKeys], i)
+}
+
+func (a *affected) unbounded() []int32 { return a.ints[a.unboundedAt:a.spansAt:a.spansAt] }
+
+// sub returns part i of all, whose parts end at ends.
+func sub(all, ends []int32, i int) []int32 {
+	var from int32
+	if i > 0 {
+		from = ends[i-1]
+	}
+	return all[from:ends[i]:ends[i]]
+}
+
+// search returns the index among the texts first to first+n-1 of the
+// first one not below v in CompareVersions order, and whether it equals
+// v, as slices.BinarySearchFunc does.
+func (a *affected) search(first, n int, v string) (int, bool) {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if CompareVersions(a.text(first+m), v) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < n && CompareVersions(a.text(first+lo), v) == 0
 }
 
 // buildSpans ranks the bounds of ranges and stores each range in a as a
 // span or an odd span.
-func (a *affected) buildSpans(ranges []rangeAt) {
+func (a *affectedTables) buildSpans(ranges []rangeAt) {
 	// The distinct bound texts, as NVD wrote them, then their ranks.
 	id := map[string]int{}
 	var texts []string
@@ -289,20 +419,20 @@ type rankQuery struct{ r, k, rel int32 }
 
 func (a *affected) rankOf(version string) rankQuery {
 	q := rankQuery{r: a.rank(version), k: -1}
-	if len(a.bounds) == 0 {
+	if a.nBounds == 0 {
 		return q
 	}
 	if rel, ok := release(version); ok {
-		if i, found := slices.BinarySearchFunc(a.bounds, rel, CompareVersions); found {
+		if i, found := a.search(int(a.nKeys), int(a.nBounds), rel); found {
 			q.k, q.rel = int32(i), int32(2*i+1)
 		}
 	}
 	return q
 }
 
-// rank is where version falls among a.bounds.
+// rank is where version falls among the bounds.
 func (a *affected) rank(version string) int32 {
-	i, found := slices.BinarySearchFunc(a.bounds, version, CompareVersions)
+	i, found := a.search(int(a.nKeys), int(a.nBounds), version)
 	if found {
 		return int32(2*i + 1)
 	}
@@ -336,9 +466,9 @@ func (a *affected) match(version string) []int32 {
 		return nil
 	}
 	sc := scratchPool.Get().(*matchScratch)
-	srcs := append(sc.srcs[:0], a.unbounded)
+	srcs := append(sc.srcs[:0], a.unbounded())
 	if i, ok := a.find(version); ok {
-		srcs = append(srcs, a.eq[i])
+		srcs = append(srcs, a.eq(i))
 	}
 	// Each prefix of version that ends before a word, and holds a token.
 	for i, seen := 0, false; ; seen = true {
@@ -349,12 +479,12 @@ func (a *affected) match(version string) []int32 {
 		}
 		if t.class != classNum && seen {
 			if k, found := a.find(version[:start]); found {
-				srcs = append(srcs, a.star[k])
+				srcs = append(srcs, a.star(k))
 			}
 		}
 		i = next
 	}
-	if len(a.spans)+len(a.odd) > 0 {
+	if int(a.spansAt) < len(a.ints) {
 		sc.hits = a.stab(a.rankOf(version), sc.hits)
 		srcs = append(srcs, sc.hits)
 	}
@@ -369,9 +499,7 @@ func (a *affected) match(version string) []int32 {
 }
 
 // find returns the index of the key equal to v.
-func (a *affected) find(v string) (int, bool) {
-	return slices.BinarySearchFunc(a.keys, v, CompareVersions)
-}
+func (a *affected) find(v string) (int, bool) { return a.search(0, int(a.nKeys), v) }
 
 // merge returns the union of srcs, each ascending and without repeats:
 // one of them when only it is not empty, else a new slice.
@@ -409,11 +537,12 @@ func (sc *matchScratch) merge(srcs [][]int32) []int32 {
 // stab returns in dst (its contents replaced) the positions of the ranges
 // that cover the version q ranks, ascending and without repeats.
 func (a *affected) stab(q rankQuery, dst []int32) []int32 {
-	dst = slices.Grow(dst[:0], len(a.spans)+len(a.odd))[:len(a.spans)]
+	spans, odd := a.spans(), a.odd()
+	dst = slices.Grow(dst[:0], len(spans)+len(odd))[:len(spans)]
 	n := 0
 	if q.k < 0 {
 		r := q.r
-		for _, sp := range a.spans {
+		for _, sp := range spans {
 			// lo <= r < hi in one unsigned comparison, and no branch (the
 			// compiler makes the increment a conditional move): whether a
 			// span holds r is anybody's guess.
@@ -423,7 +552,7 @@ func (a *affected) stab(q rankQuery, dst []int32) []int32 {
 			}
 		}
 	} else {
-		for _, sp := range a.spans {
+		for _, sp := range spans {
 			if q.meetsLo(sp.lo) && q.meetsHi(sp.hi) {
 				dst[n] = sp.pos
 				n++
@@ -431,9 +560,9 @@ func (a *affected) stab(q rankQuery, dst []int32) []int32 {
 		}
 	}
 	dst = dst[:n]
-	if len(a.odd) > 0 {
+	if len(odd) > 0 {
 		m := n
-		for _, o := range a.odd {
+		for _, o := range odd {
 			if q.meetsLo(o.lo[0]) && q.meetsLo(o.lo[1]) && q.meetsHi(o.hi[0]) && q.meetsHi(o.hi[1]) {
 				dst = append(dst, o.pos)
 			}
