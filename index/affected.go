@@ -211,25 +211,49 @@ func buildAffected(exact []versionAt, stars *starAcc) *affected {
 		return nil
 	}
 	a := &affectedTables{unbounded: stars.any}
+	// By bytes first, the cheaper comparison, so that the many repeats of
+	// one spelling come together; then only the distinct spellings are
+	// put in version order.
 	slices.SortFunc(exact, func(x, y versionAt) int {
-		return cmp.Or(CompareVersions(x.version, y.version), cmp.Compare(x.pos, y.pos))
+		return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
 	})
+	type spelling struct{ from, to int } // exact[from:to] share one
+	var spellings []spelling
 	for i := 0; i < len(exact); {
 		j := i + 1
-		for j < len(exact) && CompareVersions(exact[i].version, exact[j].version) == 0 {
+		for j < len(exact) && exact[j].version == exact[i].version {
+			j++
+		}
+		spellings = append(spellings, spelling{i, j})
+		i = j
+	}
+	slices.SortFunc(spellings, func(x, y spelling) int {
+		return CompareVersions(exact[x.from].version, exact[y.from].version)
+	})
+	for i := 0; i < len(spellings); {
+		first := exact[spellings[i].from].version
+		j := i + 1
+		for j < len(spellings) && CompareVersions(first, exact[spellings[j].from].version) == 0 {
 			j++
 		}
 		// Within a key, by CVE.
 		var eq, star []int32
-		for _, v := range exact[i:j] {
-			if !lastIs(eq, v.pos) {
-				eq = append(eq, v.pos)
-			}
-			if v.anyUpdate && !lastIs(star, v.pos) {
-				star = append(star, v.pos)
+		for _, sp := range spellings[i:j] {
+			for _, v := range exact[sp.from:sp.to] {
+				if !lastIs(eq, v.pos) {
+					eq = append(eq, v.pos)
+				}
+				if v.anyUpdate && !lastIs(star, v.pos) {
+					star = append(star, v.pos)
+				}
 			}
 		}
-		a.keys = append(a.keys, exact[i].version)
+		if j-i > 1 { // several spellings of one version: 5.5 and 5.5.0
+			slices.Sort(eq)
+			slices.Sort(star)
+			eq, star = slices.Compact(eq), slices.Compact(star)
+		}
+		a.keys = append(a.keys, first)
 		a.eq, a.star = append(a.eq, eq), append(a.star, star)
 		i = j
 	}
