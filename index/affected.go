@@ -320,24 +320,6 @@ func int32sAs[T span | oddSpan](s []int32) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), n)
 }
 
-// text returns text i of a: keys are texts 0 to nKeys-1, the bounds
-// the ones after.
-func (a *affected) text(i int) string {
-	var from int32
-	if i > 0 {
-		from = a.ints[a.textEnd(i-1)]
-	}
-	return a.texts[from:a.ints[a.textEnd(i)]]
-}
-
-// textEnd is the index in ints of where text i ends.
-func (a *affected) textEnd(i int) int {
-	if i < int(a.nKeys) {
-		return i
-	}
-	return 2*int(a.nKeys) + i
-}
-
 // eq returns eq[i], star[i] and unbounded of the tables a was packed
 // from, each with no spare capacity.
 func (a *affected) eq(i int) []int32 {
@@ -359,20 +341,43 @@ func sub(all, ends []int32, i int) []int32 {
 	return all[from:ends[i]:ends[i]]
 }
 
-// search returns the index among the texts first to first+n-1 of the
-// first one not below v in CompareVersions order, and whether it equals
-// v, as slices.BinarySearchFunc does.
-func (a *affected) search(first, n int, v string) (int, bool) {
-	lo, hi := 0, n
+// find returns the index of the key equal to v.
+func (a *affected) find(v string) (int, bool) {
+	return searchTexts(a.texts, a.ints[:a.nKeys], 0, v)
+}
+
+// findBound returns where v falls among the bounds, and whether it
+// equals the bound there.
+func (a *affected) findBound(v string) (int, bool) {
+	var from int32 // the bounds follow the keys in texts
+	if a.nKeys > 0 {
+		from = a.ints[a.nKeys-1]
+	}
+	return searchTexts(a.texts, a.ints[3*a.nKeys:3*a.nKeys+a.nBounds], from, v)
+}
+
+// searchTexts returns the index among the texts of texts that end at
+// ends, the first starting at from, of the first one not below v in
+// CompareVersions order, and whether it equals v, as
+// slices.BinarySearchFunc does.
+func searchTexts(texts string, ends []int32, from int32, v string) (int, bool) {
+	at := func(i int) string {
+		start := from
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return texts[start:ends[i]]
+	}
+	lo, hi := 0, len(ends)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if CompareVersions(a.text(first+m), v) < 0 {
+		if CompareVersions(at(m), v) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < n && CompareVersions(a.text(first+lo), v) == 0
+	return lo, lo < len(ends) && CompareVersions(at(lo), v) == 0
 }
 
 // buildSpans ranks the bounds of ranges and stores each range in a as a
@@ -447,7 +452,7 @@ func (a *affected) rankOf(version string) rankQuery {
 		return q
 	}
 	if rel, ok := release(version); ok {
-		if i, found := a.search(int(a.nKeys), int(a.nBounds), rel); found {
+		if i, found := a.findBound(rel); found {
 			q.k, q.rel = int32(i), int32(2*i+1)
 		}
 	}
@@ -456,7 +461,7 @@ func (a *affected) rankOf(version string) rankQuery {
 
 // rank is where version falls among the bounds.
 func (a *affected) rank(version string) int32 {
-	i, found := a.search(int(a.nKeys), int(a.nBounds), version)
+	i, found := a.findBound(version)
 	if found {
 		return int32(2*i + 1)
 	}
@@ -521,9 +526,6 @@ func (a *affected) match(version string) []int32 {
 	scratchPool.Put(sc)
 	return out
 }
-
-// find returns the index of the key equal to v.
-func (a *affected) find(v string) (int, bool) { return a.search(0, int(a.nKeys), v) }
 
 // merge returns the union of srcs, each ascending and without repeats:
 // one of them when only it is not empty, else a new slice.

@@ -52,6 +52,22 @@ func TestAffectedPack(t *testing.T) {
 	}
 }
 
+// text returns text i of a: keys are texts 0 to nKeys-1, the bounds
+// the ones after.
+func (a *affected) text(i int) string {
+	end := func(i int) int32 { // in ints
+		if i < int(a.nKeys) {
+			return a.ints[i]
+		}
+		return a.ints[2*int(a.nKeys)+i]
+	}
+	var from int32
+	if i > 0 {
+		from = end(i - 1)
+	}
+	return a.texts[from:end(i)]
+}
+
 // cmpEmpty makes nil and empty slices equal.
 var cmpEmpty = cmp.FilterValues(func(x, y any) bool {
 	return isEmptySlice(x) && isEmptySlice(y)
