@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // ProductCVEsAt lists the CVEs of the vendor-and-product pair that have a
@@ -50,29 +51,84 @@ import (
 // word, one among its distinct range bounds (two for a pre-release), a
 // pass over its ranges comparing integers, and at most one allocation,
 // to merge what several of these found. The product's first query builds
-// those tables, once, from the CPEs kept at load.
+// those tables, once, from the CPEs of the product's CVE bodies.
 func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l CVEList, vendorOK, ok bool) {
 	p, vendorOK := ix.product(vendorName, productName)
 	if p == nil {
 		return CVEList{}, vendorOK, false
 	}
-	return ix.cveList(p.affected().match(version), false), true, true
+	return ix.cveList(ix.affected(p, vendorName, productName).match(version), false), true, true
 }
 
-// affected returns p's affected, building it on first use.
-func (p *product) affected() *affected {
+// affected returns the affected of p, the product named vendorName and
+// productName, building it on first use.
+func (ix *Index) affected(p *product, vendorName, productName string) *affected {
 	p.affOnce.Do(func() {
-		if src := p.affSrc; src != nil {
-			p.aff = buildAffected(src.versions, &src.stars)
-			p.affSrc = nil
+		if p.vulnerable {
+			vs, stars := ix.vulnerableCPEs(p.cves, vendorName, productName)
+			p.aff = buildAffected(vs, &stars)
 		}
 	})
 	return p.aff
 }
 
-// affected is what ProductCVEsAt needs of one product: its vulnerable
-// CPEs, as sets of CVE positions, each ascending and without repeats.
+// vulnerableCPEs reads the CPEs of the CVEs at positions cves again from
+// their bodies, as gatherVendors saw them at load, and returns those that
+// are vulnerable and name vendorName and productName: the ones with a
+// concrete version, and those with version "*".
+func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (vs []versionAt, stars starAcc) {
+	for _, pos := range cves {
+		// The members after the summary, cpes among them.
+		s := scanner{b: ix.cveBodies[pos], i: len(ix.cveSummaries[pos])}
+		for s.eat(',') {
+			key, ok := s.key()
+			if !ok {
+				break
+			}
+			if string(key) != "cpes" {
+				if !s.value(0) {
+					break
+				}
+				continue
+			}
+			it := cpeIter{s: s}
+			for it.next() {
+				if !it.vulnerable || string(it.vendor) != vendorName || string(it.product) != productName {
+					continue
+				}
+				b := cpeBounds{view(it.bounds[0]), view(it.bounds[1]), view(it.bounds[2]), view(it.bounds[3]), it.update}
+				if v := view(it.version); IsName(v) {
+					vs = appendVersionAt(vs, v, &b, it.anyUpdate, pos)
+				} else if v == "*" {
+					stars.add(&b, pos)
+				}
+			}
+			break
+		}
+	}
+	return vs, stars
+}
+
+// affected is what ProductCVEsAt needs of one product: the tables of
+// affectedTables packed into one string and one []int32, so that a
+// product costs three allocations, two of them without pointers for the
+// GC to follow, rather than two small slices per version and a few more.
+// texts holds the keys, then the bounds, back to back. ints holds, in
+// this order: the end in texts of each key, the end of each key's eq and
+// of its star within their parts (nKeys each), the end in texts of each
+// bound (nBounds), then, from the offsets below, the positions of eq, of
+// star and of unbounded, the spans and the odd spans.
 type affected struct {
+	texts                                     string
+	ints                                      []int32
+	nKeys, nBounds                            int32
+	eqAt, starAt, unboundedAt, spansAt, oddAt int32
+}
+
+// affectedTables are a product's vulnerable CPEs, as sets of CVE
+// positions, each ascending and without repeats, as buildAffected
+// gathers them before it packs them into an affected.
+type affectedTables struct {
 	// keys are the distinct versions of the CPEs with a concrete
 	// version, in CompareVersions order (versions it finds equal share a
 	// key). eq[i] are the CVEs with such a CPE equal to keys[i], star[i]
@@ -108,102 +164,225 @@ type oddSpan struct {
 
 const noEnd = math.MaxInt32
 
-// versionAt is a concrete version named by a CPE of the CVE at list
-// position pos. listed: the version component, for the product's versions
-// list; otherwise (only for a vulnerable CPE with a concrete update) the
-// version joined with its update, for matching alone.
+// versionAt is the version of a vulnerable CPE with a concrete version,
+// of the CVE at list position pos: the version component, joined with
+// the update when that is concrete.
 type versionAt struct {
-	version    string
-	pos        int32
-	vulnerable bool // the CPE is: ProductCVEsAt matches version
-	anyUpdate  bool // and its update is "*"
-	listed     bool
+	version   string
+	pos       int32
+	anyUpdate bool // the update is "*"
 }
 
-// appendVersionAt appends to vs the versions of r, a CPE with a concrete
-// version of the CVE at pos: one, or two when r is vulnerable and has a
-// concrete update (its version component is listed, the joined one
-// matched).
-func appendVersionAt(vs []versionAt, r *cpeRef, pos int32) []versionAt {
-	if r.vulnerable && r.bounds != nil && r.bounds.update != "" {
-		return append(vs,
-			versionAt{version: r.version, pos: pos, listed: true},
-			versionAt{version: r.version + "-" + r.bounds.update, pos: pos, vulnerable: true})
+// appendVersionAt appends to vs the version of a vulnerable CPE of the
+// CVE at pos whose version component is version, bounds and anyUpdate
+// as cpeIter found them.
+func appendVersionAt(vs []versionAt, version string, b *cpeBounds, anyUpdate bool, pos int32) []versionAt {
+	if b.update != "" {
+		version += "-" + b.update
 	}
-	return append(vs, versionAt{version: r.version, pos: pos, vulnerable: r.vulnerable, anyUpdate: r.vulnerable && r.anyUpdate, listed: true})
+	return append(vs, versionAt{version: version, pos: pos, anyUpdate: anyUpdate})
 }
 
-// starAcc collects a product's vulnerable CPEs with version "*" while
-// gatherVendors walks the CVEs in list order.
+// starAcc collects a product's vulnerable CPEs with version "*", in list
+// order.
 type starAcc struct {
 	any    []int32   // without bounds, each CVE once
 	ranges []rangeAt // with bounds
 }
 
 type rangeAt struct {
-	bounds *cpeBounds
+	bounds cpeBounds
 	pos    int32
 }
 
-func (m *starAcc) add(r *cpeRef, pos int32) {
-	if r.bounds != nil && r.bounds.anyBound() {
-		m.ranges = append(m.ranges, rangeAt{r.bounds, pos})
+func (m *starAcc) add(b *cpeBounds, pos int32) {
+	if b.anyBound() {
+		m.ranges = append(m.ranges, rangeAt{*b, pos})
 	} else if !lastIs(m.any, pos) {
 		m.any = append(m.any, pos)
 	}
 }
 
-// join appends what o collected, for CVEs after m's.
-func (m *starAcc) join(o *starAcc) {
-	m.any = append(m.any, o.any...)
-	m.ranges = append(m.ranges, o.ranges...)
-}
-
 // buildAffected returns the affected of a product whose concrete versions
 // are vs and whose vulnerable "*" CPEs are stars; nil when no version can
 // match.
-func buildAffected(vs []versionAt, stars *starAcc) *affected {
-	var exact []versionAt
-	for _, v := range vs {
-		if v.vulnerable {
-			exact = append(exact, v)
-		}
-	}
+func buildAffected(exact []versionAt, stars *starAcc) *affected {
 	if len(exact) == 0 && len(stars.any) == 0 && len(stars.ranges) == 0 {
 		return nil
 	}
-	a := &affected{unbounded: slices.Clip(stars.any)}
+	a := &affectedTables{unbounded: stars.any}
+	// By bytes first, the cheaper comparison, so that the many repeats of
+	// one spelling come together; then only the distinct spellings are
+	// put in version order.
 	slices.SortFunc(exact, func(x, y versionAt) int {
-		return cmp.Or(CompareVersions(x.version, y.version), cmp.Compare(x.pos, y.pos))
+		return cmp.Or(strings.Compare(x.version, y.version), cmp.Compare(x.pos, y.pos))
 	})
+	type spelling struct{ from, to int } // exact[from:to] share one
+	var spellings []spelling
 	for i := 0; i < len(exact); {
 		j := i + 1
-		for j < len(exact) && CompareVersions(exact[i].version, exact[j].version) == 0 {
+		for j < len(exact) && exact[j].version == exact[i].version {
+			j++
+		}
+		spellings = append(spellings, spelling{i, j})
+		i = j
+	}
+	slices.SortFunc(spellings, func(x, y spelling) int {
+		return CompareVersions(exact[x.from].version, exact[y.from].version)
+	})
+	for i := 0; i < len(spellings); {
+		first := exact[spellings[i].from].version
+		j := i + 1
+		for j < len(spellings) && CompareVersions(first, exact[spellings[j].from].version) == 0 {
 			j++
 		}
 		// Within a key, by CVE.
 		var eq, star []int32
-		for _, v := range exact[i:j] {
-			if !lastIs(eq, v.pos) {
-				eq = append(eq, v.pos)
-			}
-			if v.anyUpdate && !lastIs(star, v.pos) {
-				star = append(star, v.pos)
+		for _, sp := range spellings[i:j] {
+			for _, v := range exact[sp.from:sp.to] {
+				if !lastIs(eq, v.pos) {
+					eq = append(eq, v.pos)
+				}
+				if v.anyUpdate && !lastIs(star, v.pos) {
+					star = append(star, v.pos)
+				}
 			}
 		}
-		a.keys = append(a.keys, exact[i].version)
+		if j-i > 1 { // several spellings of one version: 5.5 and 5.5.0
+			slices.Sort(eq)
+			slices.Sort(star)
+			eq, star = slices.Compact(eq), slices.Compact(star)
+		}
+		a.keys = append(a.keys, first)
 		a.eq, a.star = append(a.eq, eq), append(a.star, star)
 		i = j
 	}
 	if len(stars.ranges) > 0 {
 		a.buildSpans(stars.ranges)
 	}
+	return a.pack()
+}
+
+// pack returns t packed into an affected.
+func (t *affectedTables) pack() *affected {
+	nk, nb := len(t.keys), len(t.bounds)
+	textLen, eqLen, starLen := 0, 0, 0
+	for i, k := range t.keys {
+		textLen, eqLen, starLen = textLen+len(k), eqLen+len(t.eq[i]), starLen+len(t.star[i])
+	}
+	for _, b := range t.bounds {
+		textLen += len(b)
+	}
+	a := &affected{nKeys: int32(nk), nBounds: int32(nb), eqAt: int32(3*nk + nb)}
+	a.starAt = a.eqAt + int32(eqLen)
+	a.unboundedAt = a.starAt + int32(starLen)
+	a.spansAt = a.unboundedAt + int32(len(t.unbounded))
+	a.oddAt = a.spansAt + 3*int32(len(t.spans))
+	ints := make([]int32, int(a.oddAt)+5*len(t.odd))
+	var text strings.Builder
+	text.Grow(textLen)
+	eq, star := ints[a.eqAt:a.starAt], ints[a.starAt:a.unboundedAt]
+	eqN, starN := 0, 0
+	for i, k := range t.keys {
+		text.WriteString(k)
+		eqN += copy(eq[eqN:], t.eq[i])
+		starN += copy(star[starN:], t.star[i])
+		ints[i], ints[nk+i], ints[2*nk+i] = int32(text.Len()), int32(eqN), int32(starN)
+	}
+	for i, b := range t.bounds {
+		text.WriteString(b)
+		ints[3*nk+i] = int32(text.Len())
+	}
+	copy(ints[a.unboundedAt:a.spansAt], t.unbounded)
+	a.texts, a.ints = text.String(), ints
+	copy(a.spans(), t.spans)
+	copy(a.odd(), t.odd)
 	return a
+}
+
+// spans and odd return the spans and odd spans of a, views of its ints:
+// span and oddSpan are int32s only. A stride over ints would do without
+// unsafe, but stab's loop then takes a quarter longer.
+func (a *affected) spans() []span {
+	return int32sAs[span](a.ints[a.spansAt:a.oddAt])
+}
+
+func (a *affected) odd() []oddSpan { return int32sAs[oddSpan](a.ints[a.oddAt:]) }
+
+// int32sAs returns s as a slice of T, a struct of int32s only, s's length
+// a multiple of T's.
+func int32sAs[T span | oddSpan](s []int32) []T {
+	var t T
+	n := len(s) / int(unsafe.Sizeof(t)/4)
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), n)
+}
+
+// eq returns eq[i], star[i] and unbounded of the tables a was packed
+// from, each with no spare capacity.
+func (a *affected) eq(i int) []int32 {
+	return sub(a.ints[a.eqAt:a.starAt], a.ints[int(a.nKeys):2*a.nKeys], i)
+}
+
+func (a *affected) star(i int) []int32 {
+	return sub(a.ints[a.starAt:a.unboundedAt], a.ints[2*a.nKeys:3*a.nKeys], i)
+}
+
+func (a *affected) unbounded() []int32 { return a.ints[a.unboundedAt:a.spansAt:a.spansAt] }
+
+// sub returns part i of all, whose parts end at ends.
+func sub(all, ends []int32, i int) []int32 {
+	var from int32
+	if i > 0 {
+		from = ends[i-1]
+	}
+	return all[from:ends[i]:ends[i]]
+}
+
+// find returns the index of the key equal to v.
+func (a *affected) find(v string) (int, bool) {
+	return searchTexts(a.texts, a.ints[:a.nKeys], 0, v)
+}
+
+// findBound returns where v falls among the bounds, and whether it
+// equals the bound there.
+func (a *affected) findBound(v string) (int, bool) {
+	var from int32 // the bounds follow the keys in texts
+	if a.nKeys > 0 {
+		from = a.ints[a.nKeys-1]
+	}
+	return searchTexts(a.texts, a.ints[3*a.nKeys:3*a.nKeys+a.nBounds], from, v)
+}
+
+// searchTexts returns the index among the texts of texts that end at
+// ends, the first starting at from, of the first one not below v in
+// CompareVersions order, and whether it equals v, as
+// slices.BinarySearchFunc does.
+func searchTexts(texts string, ends []int32, from int32, v string) (int, bool) {
+	at := func(i int) string {
+		start := from
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return texts[start:ends[i]]
+	}
+	lo, hi := 0, len(ends)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if CompareVersions(at(m), v) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(ends) && CompareVersions(at(lo), v) == 0
 }
 
 // buildSpans ranks the bounds of ranges and stores each range in a as a
 // span or an odd span.
-func (a *affected) buildSpans(ranges []rangeAt) {
+func (a *affectedTables) buildSpans(ranges []rangeAt) {
 	// The distinct bound texts, as NVD wrote them, then their ranks.
 	id := map[string]int{}
 	var texts []string
@@ -236,7 +415,7 @@ func (a *affected) buildSpans(ranges []rangeAt) {
 		return 2*index[id[text]] + 1 + past
 	}
 	for _, r := range ranges {
-		b := r.bounds
+		b := &r.bounds
 		lo := [2]int32{rank(b.startIncluding, 0), rank(b.startExcluding, 1)}
 		hi := [2]int32{rank(b.endIncluding, 1), rank(b.endExcluding, 0)}
 		for k := range 2 {
@@ -269,20 +448,20 @@ type rankQuery struct{ r, k, rel int32 }
 
 func (a *affected) rankOf(version string) rankQuery {
 	q := rankQuery{r: a.rank(version), k: -1}
-	if len(a.bounds) == 0 {
+	if a.nBounds == 0 {
 		return q
 	}
 	if rel, ok := release(version); ok {
-		if i, found := slices.BinarySearchFunc(a.bounds, rel, CompareVersions); found {
+		if i, found := a.findBound(rel); found {
 			q.k, q.rel = int32(i), int32(2*i+1)
 		}
 	}
 	return q
 }
 
-// rank is where version falls among a.bounds.
+// rank is where version falls among the bounds.
 func (a *affected) rank(version string) int32 {
-	i, found := slices.BinarySearchFunc(a.bounds, version, CompareVersions)
+	i, found := a.findBound(version)
 	if found {
 		return int32(2*i + 1)
 	}
@@ -316,9 +495,9 @@ func (a *affected) match(version string) []int32 {
 		return nil
 	}
 	sc := scratchPool.Get().(*matchScratch)
-	srcs := append(sc.srcs[:0], a.unbounded)
+	srcs := append(sc.srcs[:0], a.unbounded())
 	if i, ok := a.find(version); ok {
-		srcs = append(srcs, a.eq[i])
+		srcs = append(srcs, a.eq(i))
 	}
 	// Each prefix of version that ends before a word, and holds a token.
 	for i, seen := 0, false; ; seen = true {
@@ -329,12 +508,12 @@ func (a *affected) match(version string) []int32 {
 		}
 		if t.class != classNum && seen {
 			if k, found := a.find(version[:start]); found {
-				srcs = append(srcs, a.star[k])
+				srcs = append(srcs, a.star(k))
 			}
 		}
 		i = next
 	}
-	if len(a.spans)+len(a.odd) > 0 {
+	if int(a.spansAt) < len(a.ints) {
 		sc.hits = a.stab(a.rankOf(version), sc.hits)
 		srcs = append(srcs, sc.hits)
 	}
@@ -346,11 +525,6 @@ func (a *affected) match(version string) []int32 {
 	sc.srcs = srcs[:0]
 	scratchPool.Put(sc)
 	return out
-}
-
-// find returns the index of the key equal to v.
-func (a *affected) find(v string) (int, bool) {
-	return slices.BinarySearchFunc(a.keys, v, CompareVersions)
 }
 
 // merge returns the union of srcs, each ascending and without repeats:
@@ -389,11 +563,12 @@ func (sc *matchScratch) merge(srcs [][]int32) []int32 {
 // stab returns in dst (its contents replaced) the positions of the ranges
 // that cover the version q ranks, ascending and without repeats.
 func (a *affected) stab(q rankQuery, dst []int32) []int32 {
-	dst = slices.Grow(dst[:0], len(a.spans)+len(a.odd))[:len(a.spans)]
+	spans, odd := a.spans(), a.odd()
+	dst = slices.Grow(dst[:0], len(spans)+len(odd))[:len(spans)]
 	n := 0
 	if q.k < 0 {
 		r := q.r
-		for _, sp := range a.spans {
+		for _, sp := range spans {
 			// lo <= r < hi in one unsigned comparison, and no branch (the
 			// compiler makes the increment a conditional move): whether a
 			// span holds r is anybody's guess.
@@ -403,7 +578,7 @@ func (a *affected) stab(q rankQuery, dst []int32) []int32 {
 			}
 		}
 	} else {
-		for _, sp := range a.spans {
+		for _, sp := range spans {
 			if q.meetsLo(sp.lo) && q.meetsHi(sp.hi) {
 				dst[n] = sp.pos
 				n++
@@ -411,9 +586,9 @@ func (a *affected) stab(q rankQuery, dst []int32) []int32 {
 		}
 	}
 	dst = dst[:n]
-	if len(a.odd) > 0 {
+	if len(odd) > 0 {
 		m := n
-		for _, o := range a.odd {
+		for _, o := range odd {
 			if q.meetsLo(o.lo[0]) && q.meetsLo(o.lo[1]) && q.meetsHi(o.hi[0]) && q.meetsHi(o.hi[1]) {
 				dst = append(dst, o.pos)
 			}

@@ -111,13 +111,14 @@ type product struct {
 	body []byte // {"name","human_name","versions"}
 	cves []int32
 	// aff is what ProductCVEsAt reads: nil when no CPE of the product is
-	// vulnerable. It is built from affSrc (which is then dropped) by the
-	// product's first ProductCVEsAt, not at load: few products are ever
-	// asked by version, and building every product's would add about a
-	// tenth to every load.
-	affOnce sync.Once
-	aff     *affected
-	affSrc  *productAcc
+	// vulnerable. The product's first ProductCVEsAt builds it, not the
+	// load: few products are ever asked by version, and building every
+	// product's would add about a tenth to every load. It reads the CPEs
+	// again from the bodies of cves rather than keep them from the load,
+	// which would hold some 90 MB at 400k CVEs for the few products asked.
+	affOnce    sync.Once
+	aff        *affected
+	vulnerable bool // some CPE of the product is: aff may match
 }
 
 type report struct {
@@ -254,23 +255,9 @@ type vendorAcc struct {
 }
 
 type productAcc struct {
-	cves     []int32
-	versions []versionAt // with repeats, until the product is built
-	stars    starAcc     // its vulnerable "*" CPEs, for ProductCVEsAt
-}
-
-// anyVulnerable reports whether ProductCVEsAt can match anything of the
-// product: otherwise its CPEs need not be kept.
-func (pa *productAcc) anyVulnerable() bool {
-	if len(pa.stars.any) > 0 || len(pa.stars.ranges) > 0 {
-		return true
-	}
-	for i := range pa.versions {
-		if pa.versions[i].vulnerable {
-			return true
-		}
-	}
-	return false
+	cves       []int32
+	versions   []string // concrete version components, with repeats
+	vulnerable bool     // a CPE with a concrete version or "*" is
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
@@ -418,9 +405,10 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 				p.cves = append(p.cves, pos)
 			}
 			if IsName(r.version) {
-				p.versions = appendVersionAt(p.versions, &r, pos)
+				p.versions = append(p.versions, r.version)
+				p.vulnerable = p.vulnerable || r.vulnerable
 			} else if r.vulnerable && r.version == "*" {
-				p.stars.add(&r, pos)
+				p.vulnerable = true
 			}
 		}
 	}
@@ -447,16 +435,14 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 				}
 				pb.cves = append(pb.cves, pa.cves...)
 				pb.versions = append(pb.versions, pa.versions...)
-				pb.stars.join(&pa.stars)
+				pb.vulnerable = pb.vulnerable || pa.vulnerable
 			}
 		}
 	}
 	return all
 }
 
-// newVendor encodes a vendor's bodies and its products'. A product's
-// vulnerable CPEs stay in its affSrc, for its first ProductCVEsAt to
-// index.
+// newVendor encodes a vendor's bodies and its products'.
 func newVendor(name string, a *vendorAcc) *vendor {
 	human := HumanName(name)
 	pnames := sortedKeys(a.products)
@@ -468,27 +454,20 @@ func newVendor(name string, a *vendorAcc) *vendor {
 		cves:     slices.Clip(a.cves),
 		search:   newSearchText(pnames),
 	}
-	var versions []string // scratch, for one product after the other
 	for k, pname := range pnames {
 		pa := a.products[pname]
 		// The distinct version components, by bytes first (the cheaper
 		// comparison, for the many repeats), then in version order.
-		versions = versions[:0]
-		for i := range pa.versions {
-			if pa.versions[i].listed {
-				versions = append(versions, pa.versions[i].version)
-			}
-		}
+		versions := pa.versions
 		slices.Sort(versions)
 		versions = slices.Compact(versions)
 		slices.SortFunc(versions, versionOrder)
 		ph := HumanName(pname)
 		v.products[k] = encode(nameSummary{pname, ph})
-		pr := &product{body: encode(productBody{pname, ph, orEmpty(versions)}), cves: slices.Clip(pa.cves)}
-		if pa.anyVulnerable() {
-			pr.affSrc = pa
+		v.byName[pname] = &product{
+			body: encode(productBody{pname, ph, orEmpty(versions)}),
+			cves: slices.Clip(pa.cves), vulnerable: pa.vulnerable,
 		}
-		v.byName[pname] = pr
 	}
 	return v
 }
