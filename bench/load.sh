@@ -243,10 +243,12 @@ http {
         root $DUMP;
         location / {
             try_files \$dumpfile =404;
-            add_header Vary Accept;
+            add_header Vary \$dumpvary;
             add_header ETag \$dumpetag;
             add_header Link \$dumplink;
             add_header X-Total-Count \$dumptotal;
+            add_header Cache-Control \$dumpcache;
+            add_header X-Snapshot-Id \$dumpsnap;
         }
     }
 }
@@ -420,7 +422,7 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $("$NGINX" -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
 	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs$SNAP_DESC; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start; $(wc -l <"$DUMP/map.tsv") distinct responses saved."
 	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians. Spread: the largest max/min of one server's req/s over the rounds."
-	echo "nginx and the Go ceiling send vulnd's bodies with vulnd's Content-Type, Vary, ETag, Link and X-Total-Count$([[ $LOAD_CEILING_BARE == 1 ]] && echo " (the Go ceiling: Content-Type and Content-Length only)"); nginx also its Server, Last-Modified and Accept-Ranges."
+	echo "nginx and the Go ceiling send vulnd's bodies with vulnd's Content-Type, Vary, ETag, Link, X-Total-Count, Cache-Control and X-Snapshot-Id$([[ $LOAD_CEILING_BARE == 1 ]] && echo " (the Go ceiling: Content-Type and Content-Length only)"); nginx also its Server, Last-Modified and Accept-Ranges."
 	echo "Command: \`${settings[*]} make bench-load\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
 	echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors | spread |"

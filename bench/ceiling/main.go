@@ -1,7 +1,8 @@
 // Command ceiling is the "Go ceiling" of make bench-load: a minimal
 // net/http server that answers the responses loaddump saved, from a map:
 // the body, Content-Type, Content-Length and the headers vulnd sent with
-// it (ETag, Link, X-Total-Count, Vary), and nothing else. What it reaches
+// it (ETag, Link, X-Total-Count, Vary, Cache-Control, X-Snapshot-Id),
+// and nothing else. What it reaches
 // is what any Go server writing those bytes through net/http can reach on
 // this machine. With -bare it sends only Content-Type and Content-Length.
 //
@@ -64,7 +65,7 @@ type answer struct {
 
 // replayed names the columns of map.tsv after the file, as loaddump
 // writes them.
-var replayed = []string{"Etag", "Link", "X-Total-Count"}
+var replayed = []string{"Etag", "Link", "X-Total-Count", "Vary", "Cache-Control", "X-Snapshot-Id", "Last-Modified"}
 
 // load reads map.tsv (path, file, then the replayed headers, each column
 // tab-separated and possibly empty) and every file it names.
@@ -74,7 +75,7 @@ func load(dir string, bare bool) (map[string]answer, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ctype, vary := []string{"application/json"}, []string{"Accept"}
+	ctype := []string{"application/json"}
 	out := map[string]answer{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
@@ -92,7 +93,6 @@ func load(dir string, bare bool) (map[string]answer, error) {
 			{"Content-Length", []string{strconv.Itoa(len(b))}},
 		}}
 		if !bare {
-			a.header = append(a.header, field{"Vary", vary})
 			for i, v := range cols[2:] {
 				if v != "" && i < len(replayed) {
 					a.header = append(a.header, field{replayed[i], []string{v}})

@@ -8,10 +8,12 @@
 //
 //	files/N.json        one response body each
 //	map.tsv             every path once: path (as sent) <TAB> files/N.json
-//	                    <TAB> the ETag, Link and X-Total-Count vulnd sent
-//	                    (each may be empty), tab-separated
+//	                    <TAB> the ETag, Link, X-Total-Count, Vary,
+//	                    Cache-Control, X-Snapshot-Id and Last-Modified
+//	                    vulnd sent (each may be empty), tab-separated
 //	nginx-map.conf      the same as nginx maps from $request_uri to
-//	                    $dumpfile, $dumpetag, $dumplink and $dumptotal
+//	                    $dumpfile, $dumpetag, $dumplink, $dumptotal,
+//	                    $dumpvary, $dumpcache and $dumpsnap
 //	<class>.paths       a class's paths, one per line (for wrk)
 //	classes.txt         the class names and their path files
 //
@@ -51,16 +53,20 @@ func main() {
 	}
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+// client asks for the bodies as they are (Accept-Encoding: identity):
+// Go's default transport would ask for gzip and hand back the decoded
+// body with the compressed answer's ETag and headers.
+var client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableCompression: true}}
 
 // replayed are the headers of vulnd's answers, beyond Content-Type and
-// Content-Length, that the other servers send again as they were.
-var replayed = []string{"Etag", "Link", "X-Total-Count"}
+// Content-Length, that the other servers send again as they were (nginx
+// sends its own Last-Modified, from the file, so its map leaves it out).
+var replayed = []string{"Etag", "Link", "X-Total-Count", "Vary", "Cache-Control", "X-Snapshot-Id", "Last-Modified"}
 
 // response is one saved answer: its file and the replayed headers.
 type response struct {
 	file   string
-	header [3]string // as replayed
+	header [7]string // as replayed
 }
 
 // fetchHeader GETs base+target and returns the body and header of a 200.
@@ -182,7 +188,7 @@ func writeMaps(out string, order []string, files map[string]response) error {
 	}
 	// nginx has no escape for '$' in a map's value: $dollar stands for it.
 	fmt.Fprintln(cw, "geo $dollar {\n    default \"$\";\n}")
-	for i, v := range []string{"$dumpfile", "$dumpetag", "$dumplink", "$dumptotal"} {
+	for i, v := range []string{"$dumpfile", "$dumpetag", "$dumplink", "$dumptotal", "$dumpvary", "$dumpcache", "$dumpsnap"} {
 		fmt.Fprintf(cw, "map $request_uri %s {\n", v)
 		if i == 0 {
 			fmt.Fprintln(cw, "    default /nonexistent;")
