@@ -33,7 +33,7 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 		http: httpapi.NewMetrics(reg),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vulnd_reloads_total",
-			Help: "Snapshot loads (the first one and every SIGHUP), by outcome: success, failure, or unchanged (the snapshot served was found again and not loaded).",
+			Help: "Snapshot loads (the first one, every SIGHUP and every snapshot serve -pull downloaded), by outcome: success, failure, or unchanged (the snapshot served was found again and not loaded).",
 		}, []string{"outcome"}),
 		lastFailure: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "vulnd_reload_last_failure_info",

@@ -64,10 +64,16 @@ func newPuller(m *Main) (*puller, error) {
 	return p, nil
 }
 
+// downloadPrefix starts the name of every download directory, beside the
+// snapshot directory: hidden, and named after it.
+func (p *puller) downloadPrefix() string {
+	return "." + filepath.Base(p.m.Snapshot) + ".pull-"
+}
+
 // removeStale removes the download directories a killed replica left
 // beside the snapshot directory.
 func (p *puller) removeStale() {
-	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(p.m.Snapshot), "."+filepath.Base(p.m.Snapshot)+".pull-*"))
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(p.m.Snapshot), p.downloadPrefix()+"*"))
 	for _, d := range stale {
 		if err := os.RemoveAll(d); err == nil {
 			p.m.Log.Info("removed a download a stopped replica left", "dir", d)
@@ -95,13 +101,13 @@ func (p *puller) run(ctx context.Context, every time.Duration, now <-chan struct
 }
 
 // poll checks the tag once; its outcome is logged and counted.
-func (p *puller) poll(ctx context.Context) string {
+func (p *puller) poll(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, maxPollTime)
 	defer cancel()
 	start := time.Now()
 	outcome, err := p.check(ctx)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) {
-		return outcome // stopping: nothing to report
+		return // stopping: nothing to report
 	}
 	p.m.metrics.pulled(outcome)
 	log := p.m.Log.With("ref", p.ref.String(), "outcome", outcome, "duration", time.Since(start).Round(time.Millisecond))
@@ -114,12 +120,11 @@ func (p *puller) poll(ctx context.Context) string {
 	if p.m.OnPull != nil {
 		p.m.OnPull(outcome, err)
 	}
-	return outcome
 }
 
 // check is one poll's work.
 func (p *puller) check(ctx context.Context) (string, error) {
-	desc, err := oci.Resolve(ctx, p.repo, p.ref.Reference())
+	desc, err := p.repo.Resolve(ctx, p.ref.Reference())
 	if err != nil {
 		return pullUnreachable, fmt.Errorf("resolving %s: %w", p.ref, err)
 	}
@@ -162,8 +167,7 @@ func (p *puller) check(ctx context.Context) (string, error) {
 // it. On error there is nothing to remove, and the outcome says whose
 // fault it was.
 func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome string, err error) {
-	dir := p.m.Snapshot
-	tmp, err = os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".pull-")
+	tmp, err = os.MkdirTemp(filepath.Dir(p.m.Snapshot), p.downloadPrefix())
 	if err != nil {
 		return "", pullFailed, err
 	}
@@ -230,8 +234,12 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 // firstPull fills a snapshot directory that holds no snapshot (or one
 // that does not load) from the registry and serves what it pulled, so a
 // new replica needs nothing on its disk. The artifact is loaded before it
-// is put in place, so a bad one leaves the directory as it was.
-func (p *puller) firstPull(ctx context.Context) error {
+// is put in place, so a bad one leaves the directory as it was. Nothing
+// is served yet, so what artifact.json said was seen does not count.
+func (p *puller) firstPull() error {
+	ctx, cancel := context.WithTimeout(context.Background(), maxPollTime)
+	defer cancel()
+	p.seen = ""
 	outcome, err := p.check(ctx)
 	p.m.metrics.pulled(outcome)
 	if err != nil {

@@ -224,11 +224,7 @@ func (m *Main) Open() error {
 			// The snapshot on disk is damaged, or of an older format:
 			// the registry has a good one.
 			m.Log.Error("the snapshot on disk does not load; pulling the tag's", "dir", m.Snapshot, "err", err)
-			ctx, cancel := context.WithTimeout(context.Background(), maxPollTime)
-			m.puller.seen = ""
-			perr := m.puller.firstPull(ctx)
-			cancel()
-			if perr == nil {
+			if perr := m.puller.firstPull(); perr == nil {
 				err = nil
 			} else {
 				err = fmt.Errorf("%w; and %w", err, perr)
@@ -285,9 +281,7 @@ func (m *Main) startPull() error {
 	if _, err := os.Stat(filepath.Join(m.Snapshot, loader.ManifestName)); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), maxPollTime)
-	defer cancel()
-	return p.firstPull(ctx)
+	return p.firstPull()
 }
 
 func (m *Main) serve(s *http.Server, ln net.Listener) {

@@ -149,7 +149,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		t.Errorf("second publish: pushed %d, digest %s; want 0 and %s", again.Pushed, again.Manifest.Digest, p.Manifest.Digest)
 	}
 
-	desc, err := Resolve(ctx, store, "latest")
+	desc, err := store.Resolve(ctx, "latest")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,6 @@ func (a *Artifact) Size() int64 {
 	return n
 }
 
-// Resolve finds what reference (a tag or a digest) names in src: one
-// small request, made on every poll.
-func Resolve(ctx context.Context, src oras.ReadOnlyTarget, reference string) (ocispec.Descriptor, error) {
-	return src.Resolve(ctx, reference)
-}
-
 // Fetch reads the manifest desc names from src and checks that it is a
 // vulnd snapshot artifact that Download can write safely: an OCI image
 // manifest of ArtifactType, one layer named manifest.json and one for
