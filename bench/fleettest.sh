@@ -253,6 +253,21 @@ for ((i = 1; i <= FT_REPLICAS; i++)); do
 done
 deadline
 
+# expect_counted OUTCOME WHAT WHEN: every replica counts a poll ending
+# OUTCOME within one interval plus 30 s, and still serves the second day's
+# snapshot; each miss is a failure naming WHAT or WHEN.
+expect_counted() {
+	local outcome=$1 what=$2 when=$3 i k
+	for ((i = 1; i <= FT_REPLICAS; i++)); do
+		for ((k = 0; k < (EVERY_S + 30) * 20; k++)); do
+			[[ $(pulls_of "${ADMIN[$i]}" "$outcome") =~ ^[1-9] ]] && break
+			sleep 0.05
+		done
+		[[ $(pulls_of "${ADMIN[$i]}" "$outcome") =~ ^[1-9] ]] || FAILS+=("replica $i never counted $what as $outcome")
+		[[ $(snapshot_of "${API[$i]}") == "$ID2" ]] || FAILS+=("replica $i serves '$(snapshot_of "${API[$i]}")' $when, not $ID2")
+	done
+}
+
 # ---- 2. a corrupt artifact under latest ----------------------------------------
 
 say "a corrupt artifact tagged latest"
@@ -267,28 +282,14 @@ mt=application/vnd.oci.image.manifest.v1+json
 curl -sf -H "Accept: $mt" "http://$REG/v2/vulnd/snapshots/manifests/bad" -o "$WORK/bad-manifest.json" || die "reading the bad manifest failed"
 curl -sf -X PUT -H "Content-Type: $mt" --data-binary @"$WORK/bad-manifest.json" "http://$REG/v2/vulnd/snapshots/manifests/latest" >/dev/null ||
 	die "tagging the bad artifact latest failed"
-for ((i = 1; i <= FT_REPLICAS; i++)); do
-	for ((k = 0; k < (EVERY_S + 30) * 20; k++)); do
-		[[ $(pulls_of "${ADMIN[$i]}" invalid) =~ ^[1-9] ]] && break
-		sleep 0.05
-	done
-	[[ $(pulls_of "${ADMIN[$i]}" invalid) =~ ^[1-9] ]] || FAILS+=("replica $i never counted the corrupt artifact as invalid")
-	[[ $(snapshot_of "${API[$i]}") == "$ID2" ]] || FAILS+=("replica $i serves '$(snapshot_of "${API[$i]}")' after the corrupt artifact, not $ID2")
-done
+expect_counted invalid "the corrupt artifact" "after the corrupt artifact"
 
 # ---- 3. the registry gone ------------------------------------------------------
 
 say "the registry stops"
 stop "$REG_PID" TERM
 REG_PID=
-for ((i = 1; i <= FT_REPLICAS; i++)); do
-	for ((k = 0; k < (EVERY_S + 30) * 20; k++)); do
-		[[ $(pulls_of "${ADMIN[$i]}" unreachable) =~ ^[1-9] ]] && break
-		sleep 0.05
-	done
-	[[ $(pulls_of "${ADMIN[$i]}" unreachable) =~ ^[1-9] ]] || FAILS+=("replica $i never counted the registry as unreachable")
-	[[ $(snapshot_of "${API[$i]}") == "$ID2" ]] || FAILS+=("replica $i serves '$(snapshot_of "${API[$i]}")' with the registry gone, not $ID2")
-done
+expect_counted unreachable "the registry" "with the registry gone"
 sleep 1
 
 # ---- the report ----------------------------------------------------------------
