@@ -53,23 +53,24 @@ import (
 // to merge what several of these found. The product's first query builds
 // those tables, once, from the CPEs of the product's CVE bodies.
 func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l CVEList, vendorOK, ok bool) {
-	p, vendorOK := ix.product(vendorName, productName)
-	if p == nil {
+	k, vendorOK, ok := ix.product(vendorName, productName)
+	if !ok {
 		return CVEList{}, vendorOK, false
 	}
-	return ix.cveList(ix.affected(p, vendorName, productName).match(version), false), true, true
+	return ix.cveList(ix.affected(k, vendorName, productName).match(version), false), true, true
 }
 
-// affected returns the affected of p, the product named vendorName and
+// affected returns the affected of the product at k, named vendorName and
 // productName, building it on first use.
-func (ix *Index) affected(p *product, vendorName, productName string) *affected {
-	p.affOnce.Do(func() {
+func (ix *Index) affected(k uint32, vendorName, productName string) *affected {
+	a, p := &ix.affs[k], &ix.productRecs[k]
+	a.once.Do(func() {
 		if p.vulnerable {
-			vs, stars := ix.vulnerableCPEs(p.cves, vendorName, productName)
-			p.aff = buildAffected(vs, &stars)
+			vs, stars := ix.vulnerableCPEs(p.cves.ints(ix.vpCVEs), vendorName, productName)
+			a.aff = buildAffected(vs, &stars)
 		}
 	})
-	return p.aff
+	return a.aff
 }
 
 // vulnerableCPEs reads the CPEs of the CVEs at positions cves again from
@@ -79,7 +80,7 @@ func (ix *Index) affected(p *product, vendorName, productName string) *affected 
 func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (vs []versionAt, stars starAcc) {
 	for _, pos := range cves {
 		// The members after the summary, cpes among them.
-		s := scanner{b: ix.cveBodies[pos], i: len(ix.cveSummaries[pos])}
+		s := scanner{b: ix.cveBodies[pos], i: int(ix.cveSumEnd[pos])}
 		for s.eat(',') {
 			key, ok := s.key()
 			if !ok {

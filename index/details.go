@@ -385,15 +385,12 @@ func (ix *Index) kevAt(p int32) bool {
 // {"name","status","kev","metrics"}. ok is false when there is no such
 // CVE.
 func (ix *Index) AppendDetails(dst []byte, name string) (out []byte, ok bool) {
+	p, ok := ix.cvePos(name)
+	if !ok {
+		return dst, false
+	}
 	var buf [32]byte
-	key, ok := upper(buf[:0], name)
-	if !ok {
-		return dst, false
-	}
-	p, ok := ix.cveByName[string(key)]
-	if !ok {
-		return dst, false
-	}
+	key, _ := upper(buf[:0], name) // a CVE name: short and ASCII
 	d := ix.details
 	s := d.strs
 	r := d.cves[p]

@@ -225,12 +225,7 @@ func (l CVEList) Bodies() List {
 		return l.List
 	}
 	b := l.List
-	b.open = false
-	if b.sub {
-		b.src = l.ix.cveBodies
-	} else {
-		b.src = l.ix.cveBodies[:len(l.src)]
-	}
+	b.cut = nil
 	return b
 }
 

@@ -23,7 +23,7 @@ func positionsOf(l CVEList) []int32 {
 }
 
 func TestAndMatchesNaive(t *testing.T) {
-	ix := &Index{cveSummaries: make([][]byte, 5000), cveBodies: make([][]byte, 5000)}
+	ix := &Index{cveBodies: make([][]byte, 5000), cveSumEnd: make([]uint32, 5000)}
 	r := rand.New(rand.NewPCG(1, 2))
 	random := func(density float64) CVEList {
 		var ids []int32
@@ -130,8 +130,26 @@ func TestSearchText(t *testing.T) {
 		{"e\x00", []int32{}},
 		{"", []int32{}},
 	} {
-		if got := st.find(tc.q); !cmp.Equal(got, tc.want) {
+		if got := st.find(tc.q, 0, len(names)); !cmp.Equal(got, tc.want) {
 			t.Errorf("find(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	// Within items 1 to 3 (a vendor's products), positions from item 1.
+	for _, tc := range []struct {
+		q      string
+		lo, hi int
+		want   []int32
+	}{
+		{"a", 1, 4, []int32{0, 1}},
+		{"soft", 1, 4, []int32{0, 2}},
+		{"soft", 2, 4, []int32{1}},
+		{"acme", 1, 5, []int32{}},      // before the range
+		{"x", 0, 4, []int32{}},         // after it
+		{"microsoft", 3, 3, []int32{}}, // an empty range
+		{"x", 4, 5, []int32{0}},
+	} {
+		if got := st.find(tc.q, tc.lo, tc.hi); !cmp.Equal(got, tc.want) {
+			t.Errorf("find(%q, %d, %d) = %v, want %v", tc.q, tc.lo, tc.hi, got, tc.want)
 		}
 	}
 }

@@ -58,11 +58,11 @@ type Index struct {
 	cweByName map[string]int32 // canonical name -> position in cwes
 	cweCVEs   [][]int32        // per position in cwes: CVE positions in list order
 
-	cveSummaries [][]byte         // CVE summaries in list order: body prefixes, closing brace left off
-	cveBodies    [][]byte         // full CVE bodies, same positions
-	cveByName    map[string]int32 // canonical name -> position
-	bands        [5][]int32       // BandNone is nil: the identity list
-	bandAt       []Band           // per position: the CVE's narrowest band (BandCritical, not BandHigh)
+	cveBodies [][]byte         // full CVE bodies in list order
+	cveSumEnd []uint32         // per position: cveBodies[p][:cveSumEnd[p]] and "}" is the CVE summary
+	cveByName map[uint64]int32 // cveKey of the name -> position
+	bands     [5][]int32       // BandNone is nil: the identity list
+	bandAt    []Band           // per position: the CVE's narrowest band (BandCritical, not BandHigh)
 	// cweAt[cweOff[p]:cweOff[p+1]] are the catalog positions of the
 	// CWEs the CVE at position p cites, for /cve?cwe= on a short list.
 	cweOff    []int32
@@ -77,9 +77,20 @@ type Index struct {
 	details                *Details // in list order
 	kevs                   []int32  // positions of the CVEs with a KEV entry
 
-	vendors      [][]byte // vendor summaries, name ascending
-	vendorByName map[string]*vendor
-	vendorSearch searchText
+	// Vendors and products, packed (see packed.go). A vendor's products
+	// are consecutive in products, in name order.
+	vendors       packed            // vendor summaries, name ascending
+	vendorRecs    []vendorRec       // same positions
+	vendorByName  map[string]uint32 // name -> position; keys are views into keys
+	vendorSearch  searchText
+	products      packed            // product summaries
+	productRecs   []productRec      // same positions
+	productByName map[string]uint32 // productKey -> position; keys are views into keys
+	productSearch searchText        // over every product, same positions
+	affs          []productAff      // same positions
+	vpBodies      []byte            // vendor and product bodies
+	vpCVEs        []int32           // vendor and product CVE lists
+	keys          []byte            // the maps' keys, back to back
 
 	reports    [][]byte // report summaries, newest first
 	reportByID map[string]*report
@@ -98,27 +109,28 @@ type Counts struct {
 	Alerts   int `json:"alerts"`
 }
 
-type vendor struct {
-	summary  []byte   // {"name","human_name"}
-	body     []byte   // {"name","human_name","products"}
-	products [][]byte // product summaries, name ascending
-	byName   map[string]*product
-	cves     []int32
-	search   searchText // over the products
+type vendorRec struct {
+	body           run // in vpBodies: {"name","human_name","products"}
+	cves           run // in vpCVEs
+	prodLo, prodHi uint32
 }
 
-type product struct {
-	body []byte // {"name","human_name","versions"}
-	cves []int32
-	// aff is what ProductCVEsAt reads: nil when no CPE of the product is
-	// vulnerable. The product's first ProductCVEsAt builds it, not the
-	// load: few products are ever asked by version, and building every
-	// product's would add about a tenth to every load. It reads the CPEs
-	// again from the bodies of cves rather than keep them from the load,
-	// which would hold some 90 MB at 400k CVEs for the few products asked.
-	affOnce    sync.Once
-	aff        *affected
-	vulnerable bool // some CPE of the product is: aff may match
+type productRec struct {
+	body       run  // in vpBodies: {"name","human_name","versions"}
+	cves       run  // in vpCVEs
+	vulnerable bool // some CPE of the product is: its affected may match
+}
+
+// productAff is what ProductCVEsAt reads of a product: nil when no CPE of
+// the product is vulnerable. The product's first ProductCVEsAt builds it,
+// not the load: few products are ever asked by version, and building every
+// product's would add about a tenth to every load. It reads the CPEs again
+// from the bodies of the product's CVEs rather than keep them from the
+// load, which would hold some 90 MB at 400k CVEs for the few products
+// asked.
+type productAff struct {
+	once sync.Once
+	aff  *affected
 }
 
 type report struct {
@@ -304,16 +316,15 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	if err != nil {
 		return err
 	}
-	ix.setVendors(joinVendors(accs), parts)
-	return nil
+	return ix.setVendors(joinVendors(accs), parts)
 }
 
 // placeCVEs fills the CVE lists and the CWE and band relations.
 func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	n := len(in)
-	ix.cveSummaries = make([][]byte, n)
 	ix.cveBodies = make([][]byte, n)
-	ix.cveByName = make(map[string]int32, n)
+	ix.cveSumEnd = make([]uint32, n)
+	ix.cveByName = make(map[uint64]int32, n)
 	ix.updated = make([]uint64, n)
 	ix.published = make([]uint64, n)
 	ix.bandAt = make([]Band, n)
@@ -323,12 +334,13 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	for i, k := range order {
 		e := &in[k]
 		pos := int32(i)
-		if _, dup := ix.cveByName[e.name]; dup {
+		key := cveKey(e.year, len(e.name)-len("CVE-yyyy-"), e.num)
+		if _, dup := ix.cveByName[key]; dup {
 			return fmt.Errorf("%w: duplicate %s", ErrInvalid, e.name)
 		}
-		ix.cveByName[e.name] = pos
+		ix.cveByName[key] = pos
 		ix.cveBodies[i] = e.body
-		ix.cveSummaries[i] = e.body[:e.summaryEnd:e.summaryEnd]
+		ix.cveSumEnd[i] = uint32(e.summaryEnd)
 		ix.updated[i], ix.published[i], ix.bandAt[i] = e.updated, e.published, e.band
 		if e.published > e.updated {
 			ix.createdNotAfterUpdated = false
@@ -442,61 +454,168 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 	return all
 }
 
-// newVendor encodes a vendor's bodies and its products'.
-func newVendor(name string, a *vendorAcc) *vendor {
-	human := HumanName(name)
-	pnames := sortedKeys(a.products)
-	v := &vendor{
-		summary:  encode(nameSummary{name, human}),
-		body:     encode(vendorBody{name, human, pnames}),
-		products: make([][]byte, len(pnames)),
-		byName:   make(map[string]*product, len(pnames)),
-		cves:     slices.Clip(a.cves),
-		search:   newSearchText(pnames),
-	}
-	for k, pname := range pnames {
-		pa := a.products[pname]
-		// The distinct version components, by bytes first (the cheaper
-		// comparison, for the many repeats), then in version order.
-		versions := pa.versions
-		slices.Sort(versions)
-		versions = slices.Compact(versions)
-		slices.SortFunc(versions, versionOrder)
-		ph := HumanName(pname)
-		v.products[k] = encode(nameSummary{pname, ph})
-		v.byName[pname] = &product{
-			body: encode(productBody{pname, ph, orEmpty(versions)}),
-			cves: slices.Clip(pa.cves), vulnerable: pa.vulnerable,
+// vendorPart is the encoded vendors of a range of names and their
+// products, with offsets from the part's own start, until joinParts puts
+// the parts together.
+type vendorPart struct {
+	vendors, products packed
+	vendorRecs        []vendorRec
+	productRecs       []productRec
+	bodies            []byte
+	cves              []int32
+	productNames      []string
+}
+
+// encodeVendors encodes the vendors named names, in this order, and their
+// products, each vendor's in name order.
+func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
+	w := &vendorPart{}
+	for _, name := range names {
+		a := acc[name]
+		human := HumanName(name)
+		pnames := sortedKeys(a.products)
+		w.vendors.add(encode(nameSummary{name, human}))
+		v := vendorRec{
+			body:   appendRun(&w.bodies, encode(vendorBody{name, human, pnames})),
+			cves:   appendRun(&w.cves, a.cves),
+			prodLo: uint32(len(w.productRecs)),
 		}
+		for _, pname := range pnames {
+			pa := a.products[pname]
+			// The distinct version components, by bytes first (the cheaper
+			// comparison, for the many repeats), then in version order.
+			versions := pa.versions
+			slices.Sort(versions)
+			versions = slices.Compact(versions)
+			slices.SortFunc(versions, versionOrder)
+			ph := HumanName(pname)
+			w.products.add(encode(nameSummary{pname, ph}))
+			w.productRecs = append(w.productRecs, productRec{
+				body:       appendRun(&w.bodies, encode(productBody{pname, ph, orEmpty(versions)})),
+				cves:       appendRun(&w.cves, pa.cves),
+				vulnerable: pa.vulnerable,
+			})
+		}
+		v.prodHi = uint32(len(w.productRecs))
+		w.vendorRecs = append(w.vendorRecs, v)
+		w.productNames = append(w.productNames, pnames...)
 	}
-	return v
+	return w
 }
 
 // setVendors encodes the vendors, on parts goroutines, and puts them in
 // the index by name and in name order.
-func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) {
+func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) error {
 	names := sortedKeys(acc)
-	vendors := make([]*vendor, len(names))
+	done := make([]*vendorPart, parts)
 	var wg sync.WaitGroup
 	for w := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := len(names) * w / parts; i < len(names)*(w+1)/parts; i++ {
-				vendors[i] = newVendor(names[i], acc[names[i]])
-			}
+			done[w] = encodeVendors(names[len(names)*w/parts:len(names)*(w+1)/parts], acc)
 		}()
 	}
 	wg.Wait()
-	ix.vendorByName = make(map[string]*vendor, len(names))
-	ix.vendors = make([][]byte, len(names))
-	for i, v := range vendors {
-		ix.vendorByName[names[i]] = v
-		ix.vendors[i] = v.summary
-		ix.counts.Products += len(v.products)
+	return ix.joinParts(names, done)
+}
+
+// joinParts puts the parts, in order, into the index.
+func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
+	var nBodies, nCVEs, nProducts, nKeys int
+	vendors := make([]packed, len(parts))
+	products := make([]packed, len(parts))
+	for i, w := range parts {
+		nBodies += len(w.bodies)
+		nCVEs += len(w.cves)
+		nProducts += len(w.productRecs)
+		vendors[i], products[i] = w.vendors, w.products
+		for _, p := range w.productNames {
+			nKeys += 4 + len(p)
+		}
 	}
-	ix.counts.Vendors = len(names)
+	for _, name := range names {
+		nKeys += len(name)
+	}
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"vendor and product bodies", nBodies}, {"vendor and product CVE lists", nCVEs}, {"names", nKeys}} {
+		if err := fitsOffsets(c.what, c.n); err != nil {
+			return err
+		}
+	}
+	ix.vendors, ix.products = joinPacked(vendors), joinPacked(products)
+	for _, p := range []packed{ix.vendors, ix.products} {
+		if err := fitsOffsets("vendor and product summaries", len(p.text)); err != nil {
+			return err
+		}
+	}
+	ix.vendorRecs = make([]vendorRec, 0, len(names))
+	ix.productRecs = make([]productRec, 0, nProducts)
+	ix.vpBodies = make([]byte, 0, nBodies)
+	ix.vpCVEs = make([]int32, 0, nCVEs)
+	productNames := make([]string, 0, nProducts)
+	move := func(s run, bodies bool) run {
+		base := uint32(len(ix.vpCVEs))
+		if bodies {
+			base = uint32(len(ix.vpBodies))
+		}
+		return run{s.from + base, s.to + base}
+	}
+	for _, w := range parts {
+		base := uint32(len(ix.productRecs))
+		for _, v := range w.vendorRecs {
+			v.body, v.cves = move(v.body, true), move(v.cves, false)
+			v.prodLo, v.prodHi = v.prodLo+base, v.prodHi+base
+			ix.vendorRecs = append(ix.vendorRecs, v)
+		}
+		for _, p := range w.productRecs {
+			p.body, p.cves = move(p.body, true), move(p.cves, false)
+			ix.productRecs = append(ix.productRecs, p)
+		}
+		ix.vpBodies = append(ix.vpBodies, w.bodies...)
+		ix.vpCVEs = append(ix.vpCVEs, w.cves...)
+		productNames = append(productNames, w.productNames...)
+	}
+
+	// The maps' keys are views into one slice made at its final size, so
+	// they are not objects of their own either.
+	ix.keys = make([]byte, 0, nKeys)
+	ix.vendorByName = make(map[string]uint32, len(names))
+	ix.productByName = make(map[string]uint32, nProducts)
+	for i, name := range names {
+		from := len(ix.keys)
+		ix.keys = append(ix.keys, name...)
+		ix.vendorByName[view(ix.keys[from:])] = uint32(i)
+		v := &ix.vendorRecs[i]
+		for k := v.prodLo; k < v.prodHi; k++ {
+			from := len(ix.keys)
+			ix.keys = appendProductKey(ix.keys, uint32(i), productNames[k])
+			ix.productByName[view(ix.keys[from:])] = k
+		}
+	}
+	ix.affs = make([]productAff, nProducts)
+	ix.counts.Vendors, ix.counts.Products = len(names), nProducts
 	ix.vendorSearch = newSearchText(names)
+	ix.productSearch = newSearchText(productNames)
+	return nil
+}
+
+// appendProductKey appends a product's key in productByName: its vendor's
+// position in a fixed width, so that no two pairs of names make the same
+// key, then its name.
+func appendProductKey(dst []byte, vendor uint32, product string) []byte {
+	dst = append(dst, byte(vendor>>24), byte(vendor>>16), byte(vendor>>8), byte(vendor))
+	return append(dst, product...)
+}
+
+// cveKey is the key in cveByName of the name CVE-<year>-<number> whose
+// number has digits digits: a number, so the map has no pointers for the
+// garbage collector to follow. Names differing only by leading zeros get
+// different keys.
+func cveKey(year, digits, num int) uint64 {
+	return uint64(year)<<40 | uint64(digits)<<32 | uint64(uint32(num))
 }
 
 type reportSummary struct {

@@ -58,11 +58,36 @@ func TestListPages(t *testing.T) {
 	}
 	// An open list's items are objects whose closing brace is added as
 	// they are appended.
-	objs := [][]byte{[]byte(`{"a":1`), []byte(`{"b":"}"`)}
-	open := indirect(objs, []int32{1, 0})
-	open.open = true
+	// Each is cut to its first cut[k] bytes.
+	objs := [][]byte{[]byte(`{"a":1,"more":2}`), []byte(`{"b":"}","c":[]}`)}
+	open := List{src: objs, cut: []uint32{6, 8}, ids: []int32{1, 0}, sub: true}
 	if got := string(open.AppendPage(nil, 1, 20)); got != `[{"b":"}"},{"a":1}]` {
 		t.Errorf("open list: %s", got)
+	}
+	open.cut = nil
+	if got := string(open.AppendPage(nil, 1, 20)); got != `[{"b":"}","c":[]},{"a":1,"more":2}]` {
+		t.Errorf("open list uncut: %s", got)
+	}
+	// A packed list, whole, in part, and a slice of it.
+	var pk packed
+	for _, it := range items {
+		pk.add(it)
+	}
+	for _, tc := range []struct {
+		l          List
+		page, size int
+		want       string
+	}{
+		{List{pk: pk}, 1, 20, `[1,2,3,4,5]`}, {List{pk: pk}, 2, 2, `[3,4]`},
+		{List{pk: pk, ids: []int32{4, 0}, sub: true}, 1, 20, `[5,1]`},
+		{List{pk: pk.slice(1, 4)}, 1, 20, `[2,3,4]`},
+		{List{pk: pk.slice(1, 4), ids: []int32{2, 0}, sub: true}, 1, 20, `[4,2]`},
+		{List{pk: pk.slice(2, 2)}, 1, 20, `[]`},
+		{List{pk: joinPacked([]packed{pk.slice(3, 5), {}, pk.slice(0, 1)})}, 1, 20, `[4,5,1]`},
+	} {
+		if got := string(tc.l.AppendPage(nil, tc.page, tc.size)); got != tc.want {
+			t.Errorf("packed page %d size %d: %s, want %s", tc.page, tc.size, got, tc.want)
+		}
 	}
 	if got := string(sub.AppendAll([]byte("x"))); got != `x[5,3,1]` {
 		t.Errorf("AppendAll kept prefix wrong: %s", got)

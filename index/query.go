@@ -5,12 +5,14 @@ import "strconv"
 // List is an ordered list of pre-encoded JSON items. The zero List is
 // empty. A List is a view into an Index and shares its immutability.
 type List struct {
-	src [][]byte
-	ids []int32 // positions into src; nil when src itself is the list
-	sub bool    // ids is in use (an empty ids still means an empty list)
-	// open: each item is an object without its closing brace (a CVE
+	// The items are src's, or pk's when src is nil. When cut is set, item
+	// k is the object src[k][:cut[k]] without its closing brace (a CVE
 	// summary is a prefix of the CVE body), added as it is appended.
-	open bool
+	src [][]byte
+	cut []uint32
+	pk  packed
+	ids []int32 // positions into the items; nil when the items are the list
+	sub bool    // ids is in use (an empty ids still means an empty list)
 }
 
 // CVEList is a list of CVE summaries of one index, in list order: the
@@ -27,9 +29,15 @@ func indirect(src [][]byte, ids []int32) List { return List{src: src, ids: ids, 
 // cveList lists the CVE summaries at the positions ids, or all of them when
 // all is set.
 func (ix *Index) cveList(ids []int32, all bool) CVEList {
-	l := indirect(ix.cveSummaries, ids)
-	l.sub, l.open = !all, true
-	return CVEList{l, ix}
+	return CVEList{List{src: ix.cveBodies, cut: ix.cveSumEnd, ids: ids, sub: !all}, ix}
+}
+
+// baseLen is the number of items the list's positions index.
+func (l List) baseLen() int {
+	if l.src != nil {
+		return len(l.src)
+	}
+	return l.pk.len()
 }
 
 // Len is the number of items.
@@ -37,12 +45,19 @@ func (l List) Len() int {
 	if l.sub {
 		return len(l.ids)
 	}
-	return len(l.src)
+	return l.baseLen()
 }
 
+// item returns item i, without the closing brace of an open one.
 func (l List) item(i int) []byte {
 	if l.sub {
-		return l.src[l.ids[i]]
+		i = int(l.ids[i])
+	}
+	switch {
+	case l.src == nil:
+		return l.pk.item(i)
+	case l.cut != nil:
+		return l.src[i][:l.cut[i]]
 	}
 	return l.src[i]
 }
@@ -84,7 +99,7 @@ func (l List) appendRange(dst []byte, from, to int) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, l.item(i)...)
-		if l.open {
+		if l.cut != nil {
 			dst = append(dst, '}')
 		}
 	}
@@ -141,73 +156,90 @@ func (ix *Index) CVEs(b Band) CVEList {
 // CVE returns the full body of the CVE named name, matched
 // case-insensitively.
 func (ix *Index) CVE(name string) ([]byte, bool) {
-	var buf [32]byte
-	key, ok := upper(buf[:0], name)
-	if !ok {
-		return nil, false
-	}
-	p, ok := ix.cveByName[string(key)]
+	p, ok := ix.cvePos(name)
 	if !ok {
 		return nil, false
 	}
 	return ix.cveBodies[p], true
 }
 
+// cvePos is the list position of the CVE named name, matched
+// case-insensitively.
+func (ix *Index) cvePos(name string) (int32, bool) {
+	year, num, ok := cveNumber(name)
+	if !ok {
+		return 0, false
+	}
+	p, ok := ix.cveByName[cveKey(year, len(name)-len("CVE-yyyy-"), num)]
+	return p, ok
+}
+
 // Vendors lists every vendor, by name.
-func (ix *Index) Vendors() List { return direct(ix.vendors) }
+func (ix *Index) Vendors() List { return List{pk: ix.vendors} }
 
 // Vendor returns the body of the vendor named name (exact match).
 func (ix *Index) Vendor(name string) ([]byte, bool) {
-	v, ok := ix.vendorByName[name]
+	v, ok := ix.vendor(name)
 	if !ok {
 		return nil, false
 	}
-	return v.body, true
+	return v.body.of(ix.vpBodies), true
+}
+
+func (ix *Index) vendor(name string) (*vendorRec, bool) {
+	i, ok := ix.vendorByName[name]
+	if !ok {
+		return nil, false
+	}
+	return &ix.vendorRecs[i], true
 }
 
 // VendorCVEs lists the CVEs naming the vendor in some CPE.
 func (ix *Index) VendorCVEs(name string) (CVEList, bool) {
-	v, ok := ix.vendorByName[name]
+	v, ok := ix.vendor(name)
 	if !ok {
 		return CVEList{}, false
 	}
-	return ix.cveList(v.cves, false), true
+	return ix.cveList(v.cves.ints(ix.vpCVEs), false), true
 }
 
 // Products lists the products of the vendor, by name.
 func (ix *Index) Products(vendorName string) (List, bool) {
-	v, ok := ix.vendorByName[vendorName]
+	v, ok := ix.vendor(vendorName)
 	if !ok {
 		return List{}, false
 	}
-	return direct(v.products), true
+	return List{pk: ix.products.slice(int(v.prodLo), int(v.prodHi))}, true
 }
 
 // Product returns the body of a vendor's product. vendorOK tells whether
 // the vendor exists, so callers can say which of the two is missing.
 func (ix *Index) Product(vendorName, productName string) (body []byte, vendorOK, ok bool) {
-	p, vendorOK := ix.product(vendorName, productName)
-	if p == nil {
+	k, vendorOK, ok := ix.product(vendorName, productName)
+	if !ok {
 		return nil, vendorOK, false
 	}
-	return p.body, true, true
+	return ix.productRecs[k].body.of(ix.vpBodies), true, true
 }
 
 // ProductCVEs lists the CVEs naming the vendor-and-product pair.
 func (ix *Index) ProductCVEs(vendorName, productName string) (l CVEList, vendorOK, ok bool) {
-	p, vendorOK := ix.product(vendorName, productName)
-	if p == nil {
+	k, vendorOK, ok := ix.product(vendorName, productName)
+	if !ok {
 		return CVEList{}, vendorOK, false
 	}
-	return ix.cveList(p.cves, false), true, true
+	return ix.cveList(ix.productRecs[k].cves.ints(ix.vpCVEs), false), true, true
 }
 
-func (ix *Index) product(vendorName, productName string) (*product, bool) {
+// product is the position of the vendor's product in productRecs.
+func (ix *Index) product(vendorName, productName string) (k uint32, vendorOK, ok bool) {
 	v, ok := ix.vendorByName[vendorName]
 	if !ok {
-		return nil, false
+		return 0, false, false
 	}
-	return v.byName[productName], true
+	var buf [128]byte
+	k, ok = ix.productByName[string(appendProductKey(buf[:0], v, productName))]
+	return k, true, ok
 }
 
 // Reports lists every report, newest first.

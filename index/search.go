@@ -61,25 +61,32 @@ func appendLower(dst []byte, s string) []byte {
 	return dst
 }
 
-// find returns the positions of the items holding q, ascending. An empty
-// q holds nothing here; callers treat it as no filter.
-func (st *searchText) find(q string) []int32 {
+// find returns the positions, from lo, of the items lo to hi-1 holding
+// q, ascending. An empty q holds nothing here; callers treat it as no
+// filter.
+func (st *searchText) find(q string, lo, hi int) []int32 {
 	out := []int32{}
 	needle := []byte(strings.ToLower(q))
-	if len(needle) == 0 || bytes.IndexByte(needle, 0) >= 0 {
+	if len(needle) == 0 || bytes.IndexByte(needle, 0) >= 0 || lo >= hi {
 		return out
 	}
-	from := 0
-	for from < len(st.text) {
-		i := bytes.Index(st.text[from:], needle)
+	// Each item's text ends with a 0 byte, which needle has not: a match
+	// never spans two items.
+	from, end := 0, int(st.ends[hi-1])
+	if lo > 0 {
+		from = int(st.ends[lo-1])
+	}
+	ends := st.ends[lo:hi]
+	for from < end {
+		i := bytes.Index(st.text[from:end], needle)
 		if i < 0 {
 			break
 		}
 		at := int32(from + i)
 		// The item holding offset at: the first whose end is past it.
-		item, _ := slices.BinarySearch(st.ends, at+1)
+		item, _ := slices.BinarySearch(ends, at+1)
 		out = append(out, int32(item))
-		from = int(st.ends[item])
+		from = int(ends[item])
 	}
 	return out
 }
@@ -90,19 +97,21 @@ func (ix *Index) SearchVendors(q string) List {
 	if q == "" {
 		return ix.Vendors()
 	}
-	return indirect(ix.vendors, ix.vendorSearch.find(q))
+	return List{pk: ix.vendors, ids: ix.vendorSearch.find(q, 0, len(ix.vendorRecs)), sub: true}
 }
 
 // SearchProducts lists the vendor's products whose name or human_name
 // holds q, ignoring case, in name order; ok is false when there is no such
 // vendor. An empty q lists every product.
 func (ix *Index) SearchProducts(vendorName, q string) (l List, ok bool) {
-	v, ok := ix.vendorByName[vendorName]
+	v, ok := ix.vendor(vendorName)
 	if !ok {
 		return List{}, false
 	}
-	if q == "" {
-		return direct(v.products), true
+	lo, hi := int(v.prodLo), int(v.prodHi)
+	l = List{pk: ix.products.slice(lo, hi)}
+	if q != "" {
+		l.ids, l.sub = ix.productSearch.find(q, lo, hi), true
 	}
-	return indirect(v.products, v.search.find(q)), true
+	return l, true
 }
