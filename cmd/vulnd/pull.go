@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -213,7 +212,7 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 	defer m.loadMu.Unlock()
 	// Whichever index is garbage now (the old one, or the failed load's
 	// buffers), give its memory back at once, as SIGHUP does.
-	defer debug.FreeOSMemory()
+	defer m.settleMemory()
 	start := time.Now()
 	ix, man, err := loader.Load(tmp)
 	took := time.Since(start)

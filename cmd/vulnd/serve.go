@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +47,9 @@ type Main struct {
 	OnReload func(error)
 	// Pprof serves net/http/pprof on the admin listener.
 	Pprof bool
+	// GCHeadroomMiB paces the GC after each load (see settleMemory); 0
+	// leaves Go's default.
+	GCHeadroomMiB int
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are
 	// http.Server's limits on every listener; when 0, 5 s, 10 s, 30 s and
 	// 120 s.
@@ -94,6 +96,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&m.AccessLog, "access-log", false, "log one line per API request")
 	fs.StringVar(&m.CacheControl, "cache-control", "public, max-age=60", "Cache-Control header of every API answer that has an ETag; none when empty")
 	pidFile := fs.String("pidfile", "", "write the process id to `PATH` once started (atomically), remove it on a clean exit; refuse to start if it names another running vulnd")
+	fs.IntVar(&m.GCHeadroomMiB, "gc-headroom", defaultGCHeadroomMiB, "how far, in `MiB`, the heap may grow past the loaded snapshot before the GC collects: sets the GC percent after each load; 0 leaves Go's default (the heap doubles), and GOGC in the environment overrides it")
 	fs.BoolVar(&m.Pprof, "pprof", false, "serve net/http/pprof under /debug/pprof/ on the admin listener (needs -admin-addr)")
 	fs.StringVar(&m.Pull, "pull", "", "follow `oci://REGISTRY/REPOSITORY:TAG` (what vulnd publish pushed): a new artifact is downloaded beside DIR, loaded, put in DIR's place and served; an empty DIR is filled from it first")
 	fs.DurationVar(&m.PullEvery, "pull-every", 5*time.Minute, "with -pull, how often to check the tag (less up to a fifth at random, so replicas spread out)")
@@ -234,6 +237,7 @@ func (m *Main) Open() error {
 			m.Close()
 			return fmt.Errorf("load failed: %w", err)
 		}
+		m.settleMemory()
 	}
 	var err error
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
@@ -397,12 +401,9 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 				}
 			}
 			// The replaced index (or a failed load's buffers) is garbage
-			// now: hand its memory back to the OS at once, so RSS returns
-			// to one snapshot's worth instead of waiting for the
-			// scavenger, which a reload storm outruns. An unchanged
-			// snapshot frees what traffic left, too: every SIGHUP ends
-			// with RSS settled.
-			debug.FreeOSMemory()
+			// now. An unchanged snapshot frees what traffic left, too:
+			// every SIGHUP ends with RSS settled.
+			m.settleMemory()
 		case syscall.SIGTERM, syscall.SIGINT:
 			m.drain(sig, sigs)
 			return m.Close()

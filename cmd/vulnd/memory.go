@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+)
+
+// defaultGCHeadroomMiB is -gc-headroom's default: at 400k CVEs, about a
+// quarter of the live index, and some seconds of allocation at full load.
+const defaultGCHeadroomMiB = 256
+
+// settleMemory runs after every load attempt, once the new index (or
+// none) is swapped in. It hands what the load left (its buffers, the
+// replaced index) back to the OS at once, so RSS returns to one
+// snapshot's worth instead of waiting for the scavenger, which a reload
+// storm outruns. Then it paces the GC for the index now live (see
+// gcPercent), unless GOGC is set in the environment.
+func (m *Main) settleMemory() {
+	debug.FreeOSMemory() // a full collection: the live heap is exact below
+	if m.GCHeadroomMiB <= 0 || os.Getenv("GOGC") != "" {
+		return
+	}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	debug.SetGCPercent(gcPercent(s[0].Value.Uint64(), uint64(m.GCHeadroomMiB)<<20))
+}
+
+// gcPercent is the GOGC that lets a heap of live bytes grow by about
+// headroom before the next collection. Go's default, 100, lets it double:
+// with a 1 GB index that is 1 GB of garbage between collections, and
+// RSS twice the index under sustained load. The index is mostly bytes
+// without pointers, so a collection costs little whatever its size, and
+// collecting more often is cheaper than the memory. The percent stays
+// between 10, so a huge index still leaves room, and 100, so a small one
+// is never given more than Go would give it.
+func gcPercent(live, headroom uint64) int {
+	if live == 0 {
+		return 100
+	}
+	return int(min(100, max(10, headroom*100/live)))
+}
