@@ -41,6 +41,11 @@
 #   LOAD_KEEP [0]           1 keeps the work directory
 #   LOAD_CEILING_BARE [0]   1: the Go ceiling sends only Content-Type and
 #                           Content-Length, not vulnd's other headers
+#   LOAD_PROFILE [0]        1: after the rounds, what one response costs
+#                           each server in the classes LOAD_PROFILE_CLASSES
+#                           [^(one CVE|CVE page)$]: CPU time (user and
+#                           system, from /proc) and system calls (strace
+#                           -c, in a second run, as strace slows them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,6 +68,8 @@ LOAD_PORT=${LOAD_PORT:-18480}
 LOAD_REPORT=${LOAD_REPORT:-/tmp/vulnd-load-$(date -u +%Y%m%dT%H%M%SZ).md}
 LOAD_KEEP=${LOAD_KEEP:-0}
 LOAD_CEILING_BARE=${LOAD_CEILING_BARE:-0}
+LOAD_PROFILE=${LOAD_PROFILE:-0}
+LOAD_PROFILE_CLASSES=${LOAD_PROFILE_CLASSES:-^(one CVE|CVE page)\$}
 BIN=${BIN:-bin/vulnd}
 
 say() { printf 'bench-load: %s\n' "$*" >&2; }
@@ -91,6 +98,7 @@ command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx)
 command -v taskset >/dev/null || need+=(util-linux)
 command -v curl >/dev/null || need+=(curl)
 command -v bc >/dev/null || need+=(bc)
+[[ ${LOAD_PROFILE:-0} == 1 ]] && { command -v strace >/dev/null || need+=(strace); }
 if ((${#need[@]})); then
 	say "installing ${need[*]} with apt"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
@@ -302,6 +310,11 @@ run_wrk() {
 	line=$(grep '^RESULT' "$WORK/wrk.out") || die "wrk printed no result: $(cat "$WORK/wrk.out")"
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+# vulnd's memory under the class runs: VmHWM, reset once it has loaded
+# and the answers are saved, is the peak of the runs.
+RSS_BEFORE_RUNS=$(rss_kb "$VPID")
+HWM_RESET=0
+echo 5 2>/dev/null >"/proc/$VPID/clear_refs" && HWM_RESET=1
 for round in $(seq "$LOAD_ROUNDS"); do
 	servers="vulnd:$PORT_VULND nginx:$PORT_NGINX go:$PORT_GO"
 	((round % 2 == 0)) && servers="go:$PORT_GO nginx:$PORT_NGINX vulnd:$PORT_VULND"
@@ -318,6 +331,68 @@ for round in $(seq "$LOAD_ROUNDS"); do
 		done
 	done <"$DUMP/classes.txt"
 done
+
+RSS_AFTER_RUNS=$(rss_kb "$VPID")
+if ((HWM_RESET)); then
+	RUNS_MEM="RSS before the class runs $((RSS_BEFORE_RUNS / 1024)) MB, peak during them $(($(hwm_kb "$VPID") / 1024)) MB (VmHWM, reset before the first run), at their end $((RSS_AFTER_RUNS / 1024)) MB"
+else
+	RUNS_MEM="RSS before the class runs $((RSS_BEFORE_RUNS / 1024)) MB, at their end $((RSS_AFTER_RUNS / 1024)) MB (VmHWM could not be reset)"
+fi
+say "vulnd: $RUNS_MEM"
+
+# 4b. What one response costs each server (LOAD_PROFILE=1).
+PROFILE_TEXT=
+if ((LOAD_PROFILE)); then
+	# pids of a server: nginx's workers (the master only accepts no
+	# requests), or the process itself.
+	server_pids() {
+		case $1 in
+		nginx) pgrep -P "$(cat "$WORK/nginx.pid")" | tr '\n' ' ' ;;
+		vulnd) echo "$VPID" ;;
+		go) echo "$GPID" ;;
+		esac
+	}
+	cpu_ticks() { # pids: utime and stime, summed
+		local u=0 s=0 f
+		for p in "$@"; do
+			read -ra f <"/proc/$p/stat"
+			u=$((u + f[13])) s=$((s + f[14]))
+		done
+		echo "$u $s"
+	}
+	HZ=$(getconf CLK_TCK)
+	PROFILE_TEXT="| class | server | req/s | CPU µs per response: user / system | system calls per response |"$'\n'"|---|---|---:|---|---|"
+	while IFS=$'\t' read -r name file; do
+		[[ $name =~ $LOAD_PROFILE_CLASSES ]] || continue
+		for sp in "vulnd:$PORT_VULND" "nginx:$PORT_NGINX" "go:$PORT_GO"; do
+			server=${sp%%:*} port=${sp##*:}
+			read -ra pids <<<"$(server_pids "$server")"
+			run_wrk "$port" "$DUMP/$file" 2
+			read -r u0 s0 <<<"$(cpu_ticks "${pids[@]}")"
+			run_wrk "$port" "$DUMP/$file" "$LOAD_DURATION"
+			read -r u1 s1 <<<"$(cpu_ticks "${pids[@]}")"
+			n=$(field requests "$line") rps=$(field rps "$line")
+			user=$(echo "scale=1; ($u1 - $u0) * 1000000 / $HZ / $n" | bc)
+			sys=$(echo "scale=1; ($s1 - $s0) * 1000000 / $HZ / $n" | bc)
+			# strace -c over a short run: calls by name, per response.
+			strace_args=()
+			for p in "${pids[@]}"; do strace_args+=(-p "$p"); done
+			strace -c -f -q -o "$WORK/strace.out" "${strace_args[@]}" &
+			spid=$!
+			sleep 1
+			run_wrk "$port" "$DUMP/$file" 3
+			kill -INT "$spid"
+			wait "$spid" || true
+			n2=$(field requests "$line")
+			calls=$(awk -v n="$n2" '$NF ~ /^[a-z_0-9]+$/ && $(NF-1) ~ /^[0-9]+$/ && $NF != "total" {
+				c = ($(NF-2) ~ /^[0-9]+$/ && NF >= 6) ? $(NF-2) : $(NF-1)
+				if (c / n >= 0.05) { printf "%s%s %.2f", sep, $NF, c / n; sep = ", " }
+			}' "$WORK/strace.out")
+			PROFILE_TEXT+=$'\n'"| $name | $server | ${rps%.*} | ${user/#./0.} / ${sys/#./0.} | $calls |"
+			say "profile, $name, $server: user ${user} µs, system ${sys} µs per response; $calls"
+		done
+	done <"$DUMP/classes.txt"
+fi
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 med() { # class server column
@@ -407,7 +482,7 @@ fi
 
 # 6. Report.
 settings=()
-for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE; do
+for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE; do
 	if [[ ${!v} =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then
 		settings+=("$v=${!v}")
 	elif [[ -n ${!v} ]]; then
@@ -437,6 +512,14 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 			"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
 	done <"$DUMP/classes.txt"
 	echo
+	echo "vulnd's memory under the class runs: $RUNS_MEM."
+	echo
 	echo "Reload under load: $RELOAD_TEXT."
+	if [[ -n $PROFILE_TEXT ]]; then
+		echo
+		echo "What one response costs (LOAD_PROFILE=1: CPU time of the server's processes from /proc over one ${LOAD_DURATION}s run, divided by its responses; system calls counted by strace -c -f over a separate 3 s run, those of at least 0.05 per response):"
+		echo
+		echo "$PROFILE_TEXT"
+	fi
 } | tee "$LOAD_REPORT"
 say "report: $LOAD_REPORT"
