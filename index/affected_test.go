@@ -359,3 +359,50 @@ func TestProductCVEsAtAgainstRules(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmVersionTables: warming builds the tables of the vulnerable
+// products, the biggest first, stops when told, and changes no answer.
+func TestWarmVersionTables(t *testing.T) {
+	cold, warm := affectedFixture(t), affectedFixture(t)
+	product := func(ix *Index, v, p string) uint32 {
+		k, _, ok := ix.product(v, p)
+		if !ok {
+			t.Fatalf("no product %s/%s", v, p)
+		}
+		return k
+	}
+	for k := range warm.productRecs {
+		v, p := warm.productNames(uint32(k))
+		if product(warm, v, p) != uint32(k) {
+			t.Errorf("productNames(%d) = %s/%s, which is another product", k, v, p)
+		}
+	}
+	calls := 0
+	stopSecond := func() bool { calls++; return calls > 1 }
+	if n := warm.WarmVersionTables(1, stopSecond); n != 1 {
+		t.Fatalf("stopped before the second product: built %d, want 1", n)
+	}
+	// v/p is in every CVE of the fixture, v/q in one: v/p comes first.
+	if warm.affs[product(warm, "v", "p")].aff == nil || warm.affs[product(warm, "v", "q")].aff != nil {
+		t.Errorf("the first product warmed is not the biggest")
+	}
+	if n := warm.WarmVersionTables(100, func() bool { return false }); n != 0 {
+		t.Errorf("no product has 100 CVEs, yet %d were built", n)
+	}
+	// w/z has no vulnerable CPE: nothing to build.
+	if n := warm.WarmVersionTables(1, func() bool { return false }); n != 2 {
+		t.Errorf("built %d products, want 2 (v/p and v/q)", n)
+	}
+	if warm.affs[product(warm, "v", "q")].aff == nil {
+		t.Errorf("v/q not built")
+	}
+	for _, pair := range [][2]string{{"v", "p"}, {"v", "q"}, {"w", "z"}} {
+		for _, version := range []string{"1.0", "1.3.5", "2.0-rc1", "11.5(1)", "6.8-rc1", "0", "*", ""} {
+			c, _, _ := cold.ProductCVEsAt(pair[0], pair[1], version)
+			w, _, _ := warm.ProductCVEsAt(pair[0], pair[1], version)
+			if got, want := listNames(t, w.List), listNames(t, c.List); !cmp.Equal(got, want) {
+				t.Errorf("%s/%s at %q: warmed %v, cold %v", pair[0], pair[1], version, got, want)
+			}
+		}
+	}
+}

@@ -112,12 +112,14 @@ type Counts struct {
 type vendorRec struct {
 	body           run // in vpBodies: {"name","human_name","products"}
 	cves           run // in vpCVEs
+	key            run // in keys: its name, its key in vendorByName
 	prodLo, prodHi uint32
 }
 
 type productRec struct {
 	body       run  // in vpBodies: {"name","human_name","versions"}
 	cves       run  // in vpCVEs
+	key        run  // in keys: its key in productByName
 	vulnerable bool // some CPE of the product is: its affected may match
 }
 
@@ -589,10 +591,12 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 		ix.keys = append(ix.keys, name...)
 		ix.vendorByName[view(ix.keys[from:])] = uint32(i)
 		v := &ix.vendorRecs[i]
+		v.key = run{uint32(from), uint32(len(ix.keys))}
 		for k := v.prodLo; k < v.prodHi; k++ {
 			from := len(ix.keys)
 			ix.keys = appendProductKey(ix.keys, uint32(i), productNames[k])
 			ix.productByName[view(ix.keys[from:])] = k
+			ix.productRecs[k].key = run{uint32(from), uint32(len(ix.keys))}
 		}
 	}
 	ix.affs = make([]productAff, nProducts)
@@ -600,6 +604,13 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	ix.vendorSearch = newSearchText(names)
 	ix.productSearch = newSearchText(productNames)
 	return nil
+}
+
+// productNames returns the names of the product at k and of its vendor.
+func (ix *Index) productNames(k uint32) (vendorName, productName string) {
+	key := ix.productRecs[k].key.of(ix.keys)
+	vendor := uint32(key[0])<<24 | uint32(key[1])<<16 | uint32(key[2])<<8 | uint32(key[3])
+	return view(ix.vendorRecs[vendor].key.of(ix.keys)), view(key[4:])
 }
 
 // appendProductKey appends a product's key in productByName: its vendor's

@@ -227,6 +227,7 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 	}
 	m.cur.Store(ix)
 	m.logLoaded("snapshot pulled and loaded", ix, man, took)
+	m.warm(ix)
 	return pullUpdated, nil
 }
 

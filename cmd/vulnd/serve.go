@@ -67,6 +67,9 @@ type Main struct {
 	PlainHTTP bool
 	OnPull    func(outcome string, err error)
 
+	// warming is the goroutine of warm, which stops once closed is set.
+	warming sync.WaitGroup
+	closed  atomic.Bool
 	// loadMu makes loads one at a time: SIGHUP's and the puller's.
 	loadMu   sync.Mutex
 	puller   *puller
@@ -377,6 +380,7 @@ func (m *Main) reload() (swapped bool, err error) {
 	}
 	m.cur.Store(ix)
 	m.logLoaded("snapshot loaded", ix, man, took)
+	m.warm(ix)
 	return true, nil
 }
 
@@ -440,10 +444,12 @@ func (m *Main) drain(sig os.Signal, sigs <-chan os.Signal) {
 // DrainTimeout) and closes the listeners.
 func (m *Main) Close() error {
 	m.draining.Store(true)
+	m.closed.Store(true)
 	if m.stopPull != nil {
 		m.stopPull()
 		<-m.pullDone
 	}
+	m.warming.Wait() // no load is left to start another
 	timeout := m.DrainTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
