@@ -291,10 +291,17 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 		return cmp.Compare(y.num, x.num)
 	})
 
-	// The CVE-to-vendor relations are gathered in ranges of the list
-	// order, each on its own goroutine, while this one does the rest;
-	// then the ranges are joined in order and the vendors encoded, again
-	// in parallel.
+	// The CVE-to-vendor relations are gathered in ranges of in, each on
+	// its own goroutine, while this one does the rest; then the ranges
+	// are joined and the vendors encoded, again in parallel. in is walked
+	// in its own order, not the list order, which is random against it:
+	// the CPEs' names are views into bodies that together are most of
+	// the index, and reading them in memory order is what the caches
+	// are good at. The lists are sorted once joined.
+	rank := make([]int32, len(order)) // the list position of each of in
+	for pos, k := range order {
+		rank[k] = int32(pos)
+	}
 	parts := max(1, runtime.GOMAXPROCS(0))
 	accs := make([]map[string]*vendorAcc, parts)
 	var wg sync.WaitGroup
@@ -302,7 +309,7 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			accs[w] = gatherVendors(in, order, len(order)*w/parts, len(order)*(w+1)/parts)
+			accs[w] = gatherVendors(in, rank, len(in)*w/parts, len(in)*(w+1)/parts)
 		}()
 	}
 	err := ix.placeCVEs(in, order)
@@ -378,9 +385,10 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	return nil
 }
 
-// gatherVendors gathers the vendors and products of the CVEs at list
-// positions lo to hi-1.
-func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorAcc {
+// gatherVendors gathers the vendors and products of the CVEs in[lo:hi],
+// whose list positions are in rank. Each CVE list it makes holds each
+// position once, in no particular order.
+func gatherVendors(in []CVEEntry, rank []int32, lo, hi int) map[string]*vendorAcc {
 	acc := map[string]*vendorAcc{}
 	// Consecutive CPEs of a CVE mostly name the same vendor and product:
 	// the last ones found are tried first.
@@ -389,9 +397,9 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 		v            *vendorAcc
 		p            *productAcc
 	)
-	for i := lo; i < hi; i++ {
-		pos := int32(i)
-		for _, r := range in[order[i]].cpes {
+	for k := lo; k < hi; k++ {
+		pos := rank[k]
+		for _, r := range in[k].cpes {
 			if v == nil || r.vendor != lastV {
 				if !IsName(r.vendor) {
 					continue
@@ -429,8 +437,8 @@ func gatherVendors(in []CVEEntry, order []int32, lo, hi int) map[string]*vendorA
 	return acc
 }
 
-// joinVendors joins what gatherVendors found in consecutive ranges, in
-// range order, so every CVE list stays in list order.
+// joinVendors joins what gatherVendors found in ranges of the CVEs.
+// encodeVendors sorts the CVE lists.
 func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 	all := accs[0]
 	for _, acc := range accs[1:] {
@@ -477,6 +485,7 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 		human := HumanName(name)
 		pnames := sortedKeys(a.products)
 		w.vendors.add(encode(nameSummary{name, human}))
+		slices.Sort(a.cves) // in list order
 		v := vendorRec{
 			body:   appendRun(&w.bodies, encode(vendorBody{name, human, pnames})),
 			cves:   appendRun(&w.cves, a.cves),
@@ -491,6 +500,7 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 			versions = slices.Compact(versions)
 			slices.SortFunc(versions, versionOrder)
 			ph := HumanName(pname)
+			slices.Sort(pa.cves)
 			w.products.add(encode(nameSummary{pname, ph}))
 			w.productRecs = append(w.productRecs, productRec{
 				body:       appendRun(&w.bodies, encode(productBody{pname, ph, orEmpty(versions)})),
