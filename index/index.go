@@ -568,22 +568,16 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	ix.vpBodies = make([]byte, 0, nBodies)
 	ix.vpCVEs = make([]int32, 0, nCVEs)
 	productNames := make([]string, 0, nProducts)
-	move := func(s run, bodies bool) run {
-		base := uint32(len(ix.vpCVEs))
-		if bodies {
-			base = uint32(len(ix.vpBodies))
-		}
-		return run{s.from + base, s.to + base}
-	}
 	for _, w := range parts {
-		base := uint32(len(ix.productRecs))
+		// Where the part's bodies, CVE lists and products go.
+		bodies, cves, products := uint32(len(ix.vpBodies)), uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
 		for _, v := range w.vendorRecs {
-			v.body, v.cves = move(v.body, true), move(v.cves, false)
-			v.prodLo, v.prodHi = v.prodLo+base, v.prodHi+base
+			v.body, v.cves = v.body.moved(bodies), v.cves.moved(cves)
+			v.prodLo, v.prodHi = v.prodLo+products, v.prodHi+products
 			ix.vendorRecs = append(ix.vendorRecs, v)
 		}
 		for _, p := range w.productRecs {
-			p.body, p.cves = move(p.body, true), move(p.cves, false)
+			p.body, p.cves = p.body.moved(bodies), p.cves.moved(cves)
 			ix.productRecs = append(ix.productRecs, p)
 		}
 		ix.vpBodies = append(ix.vpBodies, w.bodies...)

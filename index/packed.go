@@ -49,6 +49,9 @@ func (s run) of(b []byte) []byte { return b[s.from:s.to:s.to] }
 
 func (s run) ints(b []int32) []int32 { return b[s.from:s.to:s.to] }
 
+// moved is s for its slice appended to another of n elements.
+func (s run) moved(n uint32) run { return run{s.from + n, s.to + n} }
+
 // appendRun appends add to *dst and returns where it went.
 func appendRun[T any](dst *[]T, add []T) run {
 	from := len(*dst)
