@@ -71,19 +71,17 @@ func EncodeCVE(c *CVE) []byte {
 	})
 }
 
-// cpeScratch holds cpeIter.all's scratch space and the slab it carves
-// each CVE's cpeRefs from. Until the pool drops it, it keeps the slab,
-// whose cpeRefs the entries of one load hold anyway.
-var cpeScratch = sync.Pool{New: func() any { return new(scanScratch) }}
+// cpeSlabs holds, for cpeIter.all, what is left of the slabs it carves
+// each CVE's cpeRefs from. Until the pool drops one, it keeps its slab,
+// whose cpeRefs the entries of a load hold anyway.
+var cpeSlabs = sync.Pool{New: func() any { return new(cpeRefs) }}
 
-type scanScratch struct {
-	cpes []cpeRef
-	slab []cpeRef // not yet handed out
-}
+type cpeRefs []cpeRef
 
 // cpeSlab is the number of cpeRefs allocated at once for ScanCVE's
-// results: a 400k-CVE snapshot has 2.5M of them, and one allocation per
-// CVE was 400k allocations per load, all garbage once the index is built.
+// results: a 400k-CVE snapshot has about 2M of them, and one allocation
+// per CVE was 400k allocations per load, all garbage once the index is
+// built.
 const cpeSlab = 4096
 
 // ErrNotCVEBody is wrapped by ScanCVE's errors.
@@ -358,35 +356,34 @@ func (it *cpeIter) next() bool {
 }
 
 // all reads the rest of the array and returns its CPEs, without their
-// bounds and update (it sets noUpdate). They are gathered in scratch
-// space and then copied to a slice of the right size carved from a slab
-// (capacity limited, so appending to one never touches the next): one
-// allocation per cpeSlab CPEs rather than one or more per CVE.
+// bounds and update (it sets noUpdate). It writes them straight into a
+// slab and hands out the part they fill, its capacity limited so that
+// appending to one CVE's CPEs never touches the next's: one allocation
+// per cpeSlab CPEs rather than one or more per CVE. When a CVE's CPEs
+// outgrow what is left of the slab, they move to a new one.
 func (it *cpeIter) all() []cpeRef {
 	it.noUpdate = true
-	sc := cpeScratch.Get().(*scanScratch)
-	cpes := sc.cpes[:0]
+	sc := cpeSlabs.Get().(*cpeRefs)
+	slab, n := *sc, 0
 	for it.next() {
-		cpes = append(cpes, cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version),
-			vulnerable: it.vulnerable})
-	}
-	var out []cpeRef
-	switch n := len(cpes); {
-	case n == 0 || it.err != nil:
-		out = make([]cpeRef, 0) // not nil: ScanCVE tells a missing cpes by nil
-	case n > cpeSlab/4:
-		out = append(make([]cpeRef, 0, n), cpes...)
-	default:
-		if len(sc.slab) < n {
-			sc.slab = make([]cpeRef, cpeSlab)
+		if n == len(slab) {
+			slab = append(make([]cpeRef, 0, max(cpeSlab, 2*n)), slab[:n]...)
+			slab = slab[:cap(slab)]
 		}
-		out = sc.slab[:n:n]
-		copy(out, cpes)
-		sc.slab = sc.slab[n:]
+		slab[n] = cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version),
+			vulnerable: it.vulnerable}
+		n++
 	}
-	clear(cpes) // drop the views
-	sc.cpes = cpes
-	cpeScratch.Put(sc)
+	out := slab[:n:n]
+	if n == 0 {
+		out = make([]cpeRef, 0) // not nil: ScanCVE tells a missing cpes by nil
+	}
+	if it.err != nil {
+		clear(out) // to be written again
+		n = 0
+	}
+	*sc = slab[n:]
+	cpeSlabs.Put(sc)
 	return out
 }
 
