@@ -292,6 +292,10 @@ type cpeIter struct {
 	noUpdate bool
 }
 
+// cpeKeys are the members of a CPE that EncodeCVE writes first, in its
+// order, as the body holds them: next tries them first.
+var cpeKeys = [...]string{`"cpe_id":`, `"uri":`, `"vendor":`, `"product":`, `"version":`, `"vulnerable":`}
+
 func (it *cpeIter) next() bool {
 	if it.err != nil {
 		return false
@@ -311,9 +315,15 @@ func (it *cpeIter) next() bool {
 	if s.eat('}') {
 		return true
 	}
-	for {
-		key, ok := s.key()
-		if !ok {
+	for k := 0; ; k++ {
+		var key []byte
+		var ok bool
+		if k < len(cpeKeys) && bytes.HasPrefix(s.b[s.i:], []byte(cpeKeys[k])) {
+			// The member EncodeCVE writes next, name and colon: they
+			// need no checking.
+			key, ok = s.b[s.i+1:s.i+len(cpeKeys[k])-2], true
+			s.i += len(cpeKeys[k])
+		} else if key, ok = s.key(); !ok {
 			return it.fail()
 		}
 		switch string(key) {
