@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -21,7 +22,7 @@ import (
 // A snapshot stores each CVE as exactly the bytes GET /cve/{name} serves.
 // Loading then costs one pass over those bytes that picks out a few fields
 // (name, updated_at, score, the CWE names and each CPE's vendor, product,
-// version, vulnerable flag and range bounds) without decoding the rest,
+// version and vulnerable flag) without decoding the rest,
 // instead of decoding every record into structs and encoding it again.
 type CVEEntry struct {
 	body       []byte
@@ -35,15 +36,14 @@ type CVEEntry struct {
 	cwes       []byte // the raw "cwes" array
 }
 
-// cpeRef is what the index needs of one CPE: views into the body (or,
-// for a value with JSON escapes, a decoded copy). bounds is nil unless
-// the CPE has a range bound or a concrete update: most have neither, and
-// a pointer keeps the entries of a full snapshot small while it loads.
+// cpeRef is what the index needs of one CPE at load (see gatherVendors):
+// views into the body (or, for a value with JSON escapes, a decoded
+// copy) and the vulnerable flag. The range bounds and the update are read
+// again from the body when a product's affected versions are first asked
+// for (see vulnerableCPEs), so ScanCVE neither parses nor keeps them.
 type cpeRef struct {
 	vendor, product, version string
-	bounds                   *cpeBounds
 	vulnerable               bool
-	anyUpdate                bool // the URI's update component is "*"
 }
 
 // cpeBounds are a CPE's range bounds, NVD's text as the body holds it
@@ -71,16 +71,18 @@ func EncodeCVE(c *CVE) []byte {
 	})
 }
 
-// cpeScratch holds cpeIter.all's scratch space. It keeps views into the
-// bodies it last held until it is reused: at most a few CVEs' worth,
-// which the index keeps anyway.
-var cpeScratch = sync.Pool{New: func() any { return new(scanScratch) }}
+// cpeSlabs holds, for cpeIter.all, what is left of the slabs it carves
+// each CVE's cpeRefs from. Until the pool drops one, it keeps its slab,
+// whose cpeRefs the entries of a load hold anyway.
+var cpeSlabs = sync.Pool{New: func() any { return new(cpeRefs) }}
 
-type scanScratch struct {
-	cpes   []cpeRef
-	bounds []cpeBounds
-	at     []int32 // the index in cpes of each of bounds
-}
+type cpeRefs []cpeRef
+
+// cpeSlab is the number of cpeRefs allocated at once for ScanCVE's
+// results: a 400k-CVE snapshot has about 2M of them, and one allocation
+// per CVE was 400k allocations per load, all garbage once the index is
+// built.
+const cpeSlab = 4096
 
 // ErrNotCVEBody is wrapped by ScanCVE's errors.
 var ErrNotCVEBody = errors.New("index: not a CVE body")
@@ -115,7 +117,7 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 			if !ok || esc {
 				return e.fail(&s, "bad name")
 			}
-			e.name = string(raw)
+			e.name = view(raw)
 			if e.year, e.num, ok = cveNumber(e.name); !ok || !isUpperASCII(raw) {
 				return e.fail(&s, fmt.Sprintf("name %q is not CVE-<year>-<number>", raw))
 			}
@@ -285,7 +287,14 @@ type cpeIter struct {
 	vulnerable, anyUpdate    bool
 	err                      error
 	started                  bool
+	// noUpdate skips reading the update from the uri (which is still
+	// checked to be a string): update and anyUpdate stay zero.
+	noUpdate bool
 }
+
+// cpeKeys are the members of a CPE that EncodeCVE writes first, in its
+// order, as the body holds them: next tries them first.
+var cpeKeys = [...]string{`"cpe_id":`, `"uri":`, `"vendor":`, `"product":`, `"version":`, `"vulnerable":`}
 
 func (it *cpeIter) next() bool {
 	if it.err != nil {
@@ -306,9 +315,15 @@ func (it *cpeIter) next() bool {
 	if s.eat('}') {
 		return true
 	}
-	for {
-		key, ok := s.key()
-		if !ok {
+	for k := 0; ; k++ {
+		var key []byte
+		var ok bool
+		if k < len(cpeKeys) && bytes.HasPrefix(s.b[s.i:], []byte(cpeKeys[k])) {
+			// The member EncodeCVE writes next, name and colon: they
+			// need no checking.
+			key, ok = s.b[s.i+1:s.i+len(cpeKeys[k])-2], true
+			s.i += len(cpeKeys[k])
+		} else if key, ok = s.key(); !ok {
 			return it.fail()
 		}
 		switch string(key) {
@@ -323,7 +338,9 @@ func (it *cpeIter) next() bool {
 		case "uri":
 			var raw []byte
 			raw, _, ok = s.str()
-			it.update, it.anyUpdate = cpeUpdate(raw)
+			if ok && !it.noUpdate {
+				it.update, it.anyUpdate = cpeUpdate(raw)
+			}
 		case "version_start_including":
 			it.bounds[0], ok = s.text()
 		case "version_start_excluding":
@@ -348,30 +365,35 @@ func (it *cpeIter) next() bool {
 	}
 }
 
-// all reads the rest of the array and returns its CPEs. They are gathered
-// in scratch space and kept in one slice of the right size, their bounds
-// in another: appending to the result would allocate half as much again,
-// in several steps, and the bounds one by one.
+// all reads the rest of the array and returns its CPEs, without their
+// bounds and update (it sets noUpdate). It writes them straight into a
+// slab and hands out the part they fill, its capacity limited so that
+// appending to one CVE's CPEs never touches the next's: one allocation
+// per cpeSlab CPEs rather than one or more per CVE. When a CVE's CPEs
+// outgrow what is left of the slab, they move to a new one.
 func (it *cpeIter) all() []cpeRef {
-	sc := cpeScratch.Get().(*scanScratch)
-	cpes, bounds, at := sc.cpes[:0], sc.bounds[:0], sc.at[:0]
+	it.noUpdate = true
+	sc := cpeSlabs.Get().(*cpeRefs)
+	slab, n := *sc, 0
 	for it.next() {
-		if b := &it.bounds; len(b[0])+len(b[1])+len(b[2])+len(b[3])+len(it.update) > 0 {
-			bounds = append(bounds, cpeBounds{view(b[0]), view(b[1]), view(b[2]), view(b[3]), it.update})
-			at = append(at, int32(len(cpes)))
+		if n == len(slab) {
+			slab = append(make([]cpeRef, 0, max(cpeSlab, 2*n)), slab[:n]...)
+			slab = slab[:cap(slab)]
 		}
-		cpes = append(cpes, cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version),
-			vulnerable: it.vulnerable, anyUpdate: it.anyUpdate})
+		slab[n] = cpeRef{vendor: view(it.vendor), product: view(it.product), version: view(it.version),
+			vulnerable: it.vulnerable}
+		n++
 	}
-	out := append(make([]cpeRef, 0, len(cpes)), cpes...)
-	if len(bounds) > 0 {
-		kept := append(make([]cpeBounds, 0, len(bounds)), bounds...)
-		for j, k := range at {
-			out[k].bounds = &kept[j]
-		}
+	out := slab[:n:n]
+	if n == 0 {
+		out = make([]cpeRef, 0) // not nil: ScanCVE tells a missing cpes by nil
 	}
-	sc.cpes, sc.bounds, sc.at = cpes, bounds, at
-	cpeScratch.Put(sc)
+	if it.err != nil {
+		clear(out) // to be written again
+		n = 0
+	}
+	*sc = slab[n:]
+	cpeSlabs.Put(sc)
 	return out
 }
 
@@ -497,7 +519,8 @@ type scanner struct {
 }
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) {
+	// What EncodeCVE writes has no white space: the first test ends it.
+	for s.i < len(s.b) && s.b[s.i] <= ' ' {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
@@ -534,93 +557,90 @@ func (s *scanner) key() ([]byte, bool) {
 }
 
 // str reads a string and returns its raw contents (between the quotes)
-// and whether they hold escapes.
+// and whether they hold escapes. It checks, in the same pass that finds
+// the closing quote, that every escape is one of JSON's and that no byte
+// is a control byte, and then, only when some byte is not ASCII, that
+// the contents are valid UTF-8.
+//
+// The pass tests eight bytes at a time: a word has a byte equal to 0 when
+// (x - 0x01...01) &^ x & 0x80...80 is not 0, and one below 0x20 when
+// (x - 0x20...20) &^ x & 0x80...80 is not 0; in either, the lowest bit
+// set marks the first such byte exactly (the borrows that make higher
+// bits wrong start at it). A word with no quote, backslash, control byte
+// or (until one is seen) non-ASCII byte is skipped whole: this is where
+// the loader spends most of its scanning time.
 func (s *scanner) str() (raw []byte, esc, ok bool) {
 	s.ws()
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
+	b := s.b
+	if s.i >= len(b) || b[s.i] != '"' {
 		return nil, false, false
 	}
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	start := s.i + 1
 	j := start
-	for {
-		k := bytes.IndexByte(s.b[j:], '"')
-		if k < 0 {
-			return nil, false, false
+	var high uint64 = highs // flags non-ASCII bytes until one is found
+	for j < len(b) {
+		for j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			q, bs := x^('"'*ones), x^('\\'*ones)
+			m := ((q-ones)&^q | (bs-ones)&^bs | (x-0x20*ones)&^x | x&high) & highs
+			if m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
 		}
-		j += k
-		n := 0
-		for p := j - 1; p >= start && s.b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
+		if j >= len(b) {
 			break
 		}
-		j++
-	}
-	raw = s.b[start:j]
-	esc = bytes.IndexByte(raw, '\\') >= 0
-	if !validStringBytes(raw) || esc && !validEscapes(raw) {
-		return nil, false, false
-	}
-	s.i = j + 1
-	return raw, esc, true
-}
-
-// validStringBytes reports whether raw, a string's bytes between its
-// quotes, holds no control byte and is valid UTF-8. It tests eight bytes
-// at a time (a word has a byte below 0x20 exactly when
-// (x - 0x20...20) & ^x & 0x80...80 is not 0) and leaves the UTF-8 check
-// to utf8.Valid only when some byte is not ASCII: this is where the
-// loader spends most of its scanning time.
-func validStringBytes(raw []byte) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	var any uint64 // every word ORed: its high bits show non-ASCII bytes
-	b := raw
-	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
-		if (x-0x20*ones)&^x&highs != 0 {
-			return false
-		}
-		any |= x
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 {
-			return false
-		}
-		any |= uint64(c)
-	}
-	return any&highs == 0 || utf8.Valid(raw)
-}
-
-// validEscapes reports whether every backslash in raw starts one of JSON's
-// escapes.
-func validEscapes(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		if i+1 >= len(raw) {
-			return false
-		}
-		switch raw[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i++
-		case 'u':
-			if i+5 >= len(raw) {
-				return false
+		switch c := b[j]; {
+		case c == '"':
+			raw = b[start:j]
+			if high == 0 && !utf8.Valid(raw) {
+				return nil, false, false
 			}
-			for _, h := range raw[i+2 : i+6] {
-				if !isDigit(h) && !('a' <= h && h <= 'f') && !('A' <= h && h <= 'F') {
-					return false
-				}
+			s.i = j + 1
+			return raw, esc, true
+		case c == '\\':
+			esc = true
+			n := escapeLen(b[j:])
+			if n == 0 {
+				return nil, false, false
 			}
-			i += 5
+			j += n
+		case c < 0x20:
+			return nil, false, false
+		case c >= 0x80:
+			high = 0
+			j++
 		default:
-			return false
+			j++
 		}
 	}
-	return true
+	return nil, false, false
+}
+
+// escapeLen returns the length of the JSON escape b starts with (at its
+// backslash), or 0 when it is not one.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(b) < 6 {
+			return 0
+		}
+		for _, h := range b[2:6] {
+			if !isDigit(h) && !('a' <= h && h <= 'f') && !('A' <= h && h <= 'F') {
+				return 0
+			}
+		}
+		return 6
+	}
+	return 0
 }
 
 // text reads a string and returns its value: a view into the input, or a

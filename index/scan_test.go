@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -41,17 +42,32 @@ func TestScanCVE(t *testing.T) {
 		t.Errorf("entry %s %d %d %d %v", e.Name(), e.year, e.num, e.updated, e.band)
 	}
 	want := []cpeRef{
-		{vendor: "notepad-plus-plus", product: "notepad++", version: "8.5", vulnerable: true, anyUpdate: true},
-		{vendor: "v", product: "p", version: "*", bounds: &cpeBounds{endExcluding: "2.0"}, anyUpdate: true},
-		{vendor: `q"uote`, product: "p", version: "-", anyUpdate: true},
-		{vendor: "v", product: "p", version: "*", vulnerable: true, bounds: &cpeBounds{`11.5\(1\)`, `"a"`, "2", "3", ""}, anyUpdate: true},
-		{vendor: "linux", product: "linux_kernel", version: "6.8", vulnerable: true, bounds: &cpeBounds{update: "rc1"}},
+		{vendor: "notepad-plus-plus", product: "notepad++", version: "8.5", vulnerable: true},
+		{vendor: "v", product: "p", version: "*"},
+		{vendor: `q"uote`, product: "p", version: "-"},
+		{vendor: "v", product: "p", version: "*", vulnerable: true},
+		{vendor: "linux", product: "linux_kernel", version: "6.8", vulnerable: true},
 		{vendor: "apache", product: "log4j", version: "2.0", vulnerable: true},
-		{vendor: "v", product: "p", version: "1:2", vulnerable: true, bounds: &cpeBounds{update: `sp"1\`}},
+		{vendor: "v", product: "p", version: "1:2", vulnerable: true},
 		{vendor: "v", product: "p", version: "3"},
 	}
-	if diff := cmp.Diff(want, e.cpes, cmp.AllowUnexported(cpeRef{}, cpeBounds{})); diff != "" {
+	if diff := cmp.Diff(want, e.cpes, cmp.AllowUnexported(cpeRef{})); diff != "" {
 		t.Errorf("cpes (-want +got):\n%s", diff)
+	}
+	// The bounds and updates, which vulnerableCPEs reads again from the
+	// body with cpeIter.
+	wantFull := []fullCPE{
+		{want[0], cpeBounds{}, true},
+		{want[1], cpeBounds{endExcluding: "2.0"}, true},
+		{want[2], cpeBounds{}, true},
+		{want[3], cpeBounds{`11.5\(1\)`, `"a"`, "2", "3", ""}, true},
+		{want[4], cpeBounds{update: "rc1"}, false},
+		{want[5], cpeBounds{}, false},
+		{want[6], cpeBounds{update: `sp"1\`}, false},
+		{want[7], cpeBounds{}, false},
+	}
+	if diff := cmp.Diff(wantFull, fullCPEs(t, &e), cmp.AllowUnexported(fullCPE{}, cpeRef{}, cpeBounds{})); diff != "" {
+		t.Errorf("cpes read in full (-want +got):\n%s", diff)
 	}
 	if string(e.cwes) != `["CWE-79","CWE-787"]` {
 		t.Errorf("cwes %s", e.cwes)
@@ -147,20 +163,56 @@ func FuzzScanCVE(f *testing.F) {
 		if e2.name != c.Name || e2.band != bandOf(c.CVSS.Score) || len(e2.cpes) != len(c.CPEs) {
 			t.Fatalf("scan of EncodeCVE(%+v) gave %+v", c, e2)
 		}
+		full := fullCPEs(t, &e2)
 		for i, p := range c.CPEs {
-			got := e2.cpes[i]
-			var b cpeBounds
-			if got.bounds != nil {
-				b = *got.bounds
-			}
+			got := full[i]
 			update, any := uriUpdate(p.URI)
-			if got.vendor != p.Vendor || got.product != p.Product || got.version != p.Version || got.vulnerable != p.Vulnerable ||
-				b != (cpeBounds{p.VersionStartIncluding, p.VersionStartExcluding, p.VersionEndIncluding, p.VersionEndExcluding, update}) ||
-				got.anyUpdate != any || (got.bounds != nil) != (b != cpeBounds{}) {
-				t.Fatalf("cpe %d: %+v %+v, record has %+v", i, got, b, p)
+			want := fullCPE{cpeRef{p.Vendor, p.Product, p.Version, p.Vulnerable},
+				cpeBounds{p.VersionStartIncluding, p.VersionStartExcluding, p.VersionEndIncluding, p.VersionEndExcluding, update}, any}
+			if got != want || e2.cpes[i] != want.cpeRef {
+				t.Fatalf("cpe %d: %+v (at load %+v), record has %+v", i, got, e2.cpes[i], p)
 			}
 		}
 	})
+}
+
+// fullCPE is what cpeIter reads of one CPE when asked for everything.
+type fullCPE struct {
+	cpeRef
+	bounds    cpeBounds
+	anyUpdate bool
+}
+
+// fullCPEs reads e's cpes again from its body, as vulnerableCPEs does.
+func fullCPEs(t *testing.T, e *CVEEntry) []fullCPE {
+	t.Helper()
+	s := scanner{b: e.body, i: e.summaryEnd}
+	for s.eat(',') {
+		key, ok := s.key()
+		if !ok {
+			t.Fatal("bad member name")
+		}
+		if string(key) != "cpes" {
+			if !s.value(0) {
+				t.Fatal("bad value")
+			}
+			continue
+		}
+		out := []fullCPE{}
+		it := cpeIter{s: s}
+		for it.next() {
+			out = append(out, fullCPE{
+				cpeRef{string(it.vendor), string(it.product), string(it.version), it.vulnerable},
+				cpeBounds{string(it.bounds[0]), string(it.bounds[1]), string(it.bounds[2]), string(it.bounds[3]), it.update},
+				it.anyUpdate})
+		}
+		if it.err != nil {
+			t.Fatal(it.err)
+		}
+		return out
+	}
+	t.Fatal("no cpes")
+	return nil
 }
 
 // uriUpdate is cpeUpdate's rule read plainly, on the decoded URI: split
@@ -228,30 +280,105 @@ func TestCPEUpdate(t *testing.T) {
 	}
 }
 
-// TestValidStringBytes compares the word-at-a-time check with the
-// byte-at-a-time definition for every byte value at every position of
-// strings of several lengths (so in a whole word and in the tail), next
-// to ASCII and next to valid and invalid UTF-8.
-func TestValidStringBytes(t *testing.T) {
-	want := func(b []byte) bool {
-		for _, c := range b {
-			if c < 0x20 {
-				return false
-			}
-		}
-		return utf8.Valid(b)
+// strRef is scanner.str as it was before it became one pass: find the
+// first quote after an even number of backslashes, then check the bytes
+// and the escapes between. str must agree with it on every input.
+func strRef(s *scanner) (raw []byte, esc, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false
 	}
-	for _, n := range []int{1, 7, 8, 9, 16, 23} {
+	start := s.i + 1
+	j := start
+	for {
+		k := bytes.IndexByte(s.b[j:], '"')
+		if k < 0 {
+			return nil, false, false
+		}
+		j += k
+		n := 0
+		for p := j - 1; p >= start && s.b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		j++
+	}
+	raw = s.b[start:j]
+	esc = bytes.IndexByte(raw, '\\') >= 0
+	for _, c := range raw {
+		if c < 0x20 {
+			return nil, false, false
+		}
+	}
+	if !utf8.Valid(raw) {
+		return nil, false, false
+	}
+	for i := 0; esc && i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(raw) {
+			return nil, false, false
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i++
+		case 'u':
+			if i+5 >= len(raw) {
+				return nil, false, false
+			}
+			for _, h := range raw[i+2 : i+6] {
+				if !isDigit(h) && !('a' <= h && h <= 'f') && !('A' <= h && h <= 'F') {
+					return nil, false, false
+				}
+			}
+			i += 5
+		default:
+			return nil, false, false
+		}
+	}
+	s.i = j + 1
+	return raw, esc, true
+}
+
+// sameStr checks str against strRef on b.
+func sameStr(t *testing.T, b []byte) {
+	t.Helper()
+	s1, s2 := scanner{b: b}, scanner{b: b}
+	raw1, esc1, ok1 := s1.str()
+	raw2, esc2, ok2 := strRef(&s2)
+	if !bytes.Equal(raw1, raw2) || esc1 != esc2 || ok1 != ok2 || ok1 && s1.i != s2.i {
+		t.Fatalf("str(%q) = %q %v %v at %d, want %q %v %v at %d", b, raw1, esc1, ok1, s1.i, raw2, esc2, ok2, s2.i)
+	}
+}
+
+// TestStr compares the word-at-a-time scan with strRef for every byte
+// value at every position of strings of several lengths (so in a whole
+// word and in the tail), next to ASCII, valid and invalid UTF-8,
+// backslashes and escapes, with and without a closing quote and bytes
+// after it.
+func TestStr(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 7, 8, 9, 16, 23} {
 		for pos := 0; pos < n; pos++ {
 			for c := 0; c < 256; c++ {
-				for _, fill := range []string{"a", "é", "\xff"} {
-					b := []byte(strings.Repeat(fill, n))[:n]
-					b[pos] = byte(c)
-					if got := validStringBytes(b); got != want(b) {
-						t.Fatalf("validStringBytes(%q) = %v", b, got)
+				for _, fill := range []string{"a", "é", "\xff", `\`, `\u00e9`, `\"`} {
+					for _, tail := range []string{``, `"`, `"x`, `",1234567890`} {
+						b := []byte(strings.Repeat(fill, n))[:n]
+						b[pos] = byte(c)
+						sameStr(t, append(append([]byte{'"'}, b...), tail...))
 					}
 				}
 			}
 		}
 	}
+}
+
+// FuzzStr: str agrees with strRef on any input.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"\\"x`, `"\u00e9\u12"`, "\"\xe9t\xe9\"", `"abcdefghijkl\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { sameStr(t, b) })
 }
