@@ -240,7 +240,6 @@ func (m *Main) Open() error {
 			m.Close()
 			return fmt.Errorf("load failed: %w", err)
 		}
-		m.settleMemory()
 	}
 	var err error
 	if m.apiLn, err = net.Listen("tcp", m.Addr); err != nil {
@@ -265,6 +264,9 @@ func (m *Main) Open() error {
 		go m.serve(m.admin, m.adminLn)
 	}
 	m.Log.Info("serving", "addr", m.apiLn.Addr().String(), "admin", m.AdminAddr)
+	// Only now, with the port open: returning the load's garbage to the
+	// OS takes a collection and some hundred milliseconds of madvise.
+	m.settleMemory()
 	if m.puller != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		m.stopPull, m.pullDone, m.pollNow = cancel, make(chan struct{}), make(chan struct{}, 1)
