@@ -61,12 +61,3 @@ func DataFileNames() []string {
 	slices.Sort(names)
 	return names
 }
-
-// Install moves the complete snapshot directory tmp to dir, replacing
-// the snapshot there as a build does: dir is moved aside only once tmp is
-// complete, and only when it is a vulnd snapshot or empty, so no reader
-// ever finds a half-written dir. tmp should be beside dir (same file
-// system) for the rename.
-func Install(tmp, dir string) error {
-	return replaceDir(tmp, dir, false)
-}
