@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/vulnd/vulnd/loader/internal/durable"
 )
 
 // Install moves the complete snapshot directory tmp to dir, replacing
@@ -23,6 +25,8 @@ func Install(tmp, dir string) error {
 // directory, or with force any directory, never a file or a symbolic
 // link), moved aside, and removed after the rename, so at no point is a
 // half-written directory at dir; if the rename fails, it is moved back.
+// The rename is made durable (dir's parent synced) before the old
+// directory goes; if that sync fails, the old directory stays beside dir.
 func replaceDir(tmp, dir string, force bool) error {
 	if err := checkReplace(dir, force); err != nil {
 		return err
@@ -40,18 +44,18 @@ func replaceDir(tmp, dir string, force bool) error {
 		}
 		return fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	syncDir(filepath.Dir(dir))
+	if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
+		// The new snapshot is in place, but a crash may still undo the
+		// rename: keep the old one, which the error names.
+		if old != "" {
+			return fmt.Errorf("loader: build %s: %w (the old snapshot is kept as %s)", dir, err, old)
+		}
+		return fmt.Errorf("loader: build %s: %w", dir, err)
+	}
 	if old != "" {
 		if err := os.RemoveAll(old); err != nil {
 			return fmt.Errorf("loader: build %s: removing the old snapshot: %w", dir, err)
 		}
 	}
 	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader/internal/durable"
 )
 
 // Write writes d as a snapshot into dir, atomically: everything is written
@@ -140,10 +141,12 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, err
 	}
-	if err := writeFileSync(filepath.Join(tmp, ManifestName), append(raw, '\n')); err != nil {
+	if err := os.Chmod(tmp, 0o755); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	// Written last, the manifest's sync of tmp also makes every data
+	// file's entry (and tmp's mode) durable before the rename.
+	if err := durable.WriteFile(filepath.Join(tmp, ManifestName), append(raw, '\n')); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	if err := replaceDir(tmp, dir, force); err != nil {
@@ -208,22 +211,6 @@ func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte
 		}
 	}
 	return w.close()
-}
-
-func writeFileSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // buildDetails makes the details of cves, in their order.
