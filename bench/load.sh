@@ -46,6 +46,15 @@
 #                           [^(one CVE|CVE page)$]: CPU time (user and
 #                           system, from /proc) and system calls (strace
 #                           -c, in a second run, as strace slows them)
+#   LOAD_BIN_BEFORE []      a second vulnd binary (the build before a
+#                           change): served from the same snapshot on
+#                           LOAD_PORT+3, its answers checked against
+#                           vulnd's, run in the same rounds beside vulnd,
+#                           and shown as the column "vulnd-before" with a
+#                           per-class after/before ratio. Not reloaded.
+#   LOAD_BEFORE_REF []      a git revision to build LOAD_BIN_BEFORE from
+#                           (git archive into the work directory), e.g.
+#                           main or a commit; instead of LOAD_BIN_BEFORE
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,6 +79,8 @@ LOAD_KEEP=${LOAD_KEEP:-0}
 LOAD_CEILING_BARE=${LOAD_CEILING_BARE:-0}
 LOAD_PROFILE=${LOAD_PROFILE:-0}
 LOAD_PROFILE_CLASSES=${LOAD_PROFILE_CLASSES:-^(one CVE|CVE page)\$}
+LOAD_BIN_BEFORE=${LOAD_BIN_BEFORE:-}
+LOAD_BEFORE_REF=${LOAD_BEFORE_REF:-}
 BIN=${BIN:-bin/vulnd}
 
 say() { printf 'bench-load: %s\n' "$*" >&2; }
@@ -85,8 +96,17 @@ done
 	die "LOAD_ROUNDS, LOAD_DURATION, LOAD_CVES and LOAD_PER_CLASS must be at least 1"
 [[ -z $LOAD_FEEDS || -f $LOAD_FEEDS/cwec_synth.xml ]] || die "LOAD_FEEDS=$LOAD_FEEDS holds no cwec_synth.xml (bench/synth's output)"
 [[ -z $LOAD_SNAPSHOT || -f $LOAD_SNAPSHOT/manifest.json ]] || die "LOAD_SNAPSHOT=$LOAD_SNAPSHOT holds no manifest.json"
-PORT_VULND=$LOAD_PORT PORT_NGINX=$((LOAD_PORT + 1)) PORT_GO=$((LOAD_PORT + 2))
-for port in $PORT_VULND $PORT_NGINX $PORT_GO; do
+[[ -z $LOAD_BIN_BEFORE || -z $LOAD_BEFORE_REF ]] || die "give LOAD_BIN_BEFORE or LOAD_BEFORE_REF, not both"
+[[ -z $LOAD_BIN_BEFORE || -x $LOAD_BIN_BEFORE ]] || die "LOAD_BIN_BEFORE=$LOAD_BIN_BEFORE is not an executable file"
+if [[ -n $LOAD_BEFORE_REF ]]; then
+	BEFORE_COMMIT=$(git rev-parse --verify -q "$LOAD_BEFORE_REF^{commit}") || die "LOAD_BEFORE_REF=$LOAD_BEFORE_REF is not a git revision here"
+fi
+BEFORE=0
+[[ -n $LOAD_BIN_BEFORE$LOAD_BEFORE_REF ]] && BEFORE=1
+PORT_VULND=$LOAD_PORT PORT_NGINX=$((LOAD_PORT + 1)) PORT_GO=$((LOAD_PORT + 2)) PORT_BEFORE=$((LOAD_PORT + 3))
+ports=($PORT_VULND $PORT_NGINX $PORT_GO)
+((BEFORE)) && ports+=($PORT_BEFORE)
+for port in "${ports[@]}"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 		die "127.0.0.1:$port is in use; pick other ports with LOAD_PORT"
 	fi
@@ -139,10 +159,10 @@ all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE
 classes_n=0
 for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done
 ((classes_n > 0)) || die "LOAD_CLASSES='$LOAD_CLASSES' matches no class (${all_classes[*]})"
-wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * 3 * classes_n * LOAD_ROUNDS))
+wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * (3 + BEFORE) * classes_n * LOAD_ROUNDS))
 # Measured on 2 shared cores at 400k CVEs: about 3 minutes to generate and
 # build both days, 10 s to load, 25 s per reload under load.
-data_s=$((LOAD_CVES * 200 / 400000))
+data_s=$((LOAD_CVES * 200 / 400000 + BEFORE * LOAD_CVES * 30 / 400000))
 [[ -n $LOAD_SNAPSHOT ]] && data_s=$((data_s / 2))
 [[ -n $LOAD_SNAPSHOT ]] && grep -Eq '"reports": *[1-9]' "$LOAD_SNAPSHOT/manifest.json" && data_s=0
 reload_s=$((LOAD_RELOADS * (LOAD_CVES * 25 / 400000 + 1) + (LOAD_RELOADS ? 10 : 0)))
@@ -206,6 +226,35 @@ done
 curl -sf -o /dev/null "http://127.0.0.1:$PORT_VULND/cwe" || die "vulnd does not answer after 120 s"
 LOAD_SECONDS=$(printf "%.2f" "$(echo "$(date +%s.%N) - $t0" | bc)")
 say "vulnd answers after ${LOAD_SECONDS}s, RSS $(($(rss_kb "$VPID") / 1024)) MB"
+
+# 2b. vulnd-before (LOAD_BIN_BEFORE or LOAD_BEFORE_REF): the same snapshot
+# (not the symlink the reloads move), started once vulnd has loaded.
+BEFORE_DESC=
+if ((BEFORE)); then
+	BIN_BEFORE=$LOAD_BIN_BEFORE
+	if [[ -n $LOAD_BEFORE_REF ]]; then
+		say "building vulnd-before from $LOAD_BEFORE_REF (${BEFORE_COMMIT:0:12})"
+		mkdir -p "$WORK/before-src"
+		git archive "$BEFORE_COMMIT" | tar -x -C "$WORK/before-src"
+		run go build -C "$WORK/before-src" -buildvcs=false -o "$WORK/vulnd-before" ./cmd/vulnd
+		BIN_BEFORE=$WORK/vulnd-before
+		BEFORE_DESC="built from $LOAD_BEFORE_REF (${BEFORE_COMMIT:0:12})"
+	else
+		BEFORE_DESC="$LOAD_BIN_BEFORE ($("$LOAD_BIN_BEFORE" version 2>&1 | head -1))"
+	fi
+	t0=$(date +%s.%N)
+	setsid taskset -c "$LOAD_SERVER_CPU" "$BIN_BEFORE" serve -snapshot "$SNAP" -addr "127.0.0.1:$PORT_BEFORE" 2>"$WORK/vulnd-before.log" &
+	BPID=$!
+	PIDS+=("$BPID")
+	for _ in $(seq 1200); do
+		curl -sf -o /dev/null "http://127.0.0.1:$PORT_BEFORE/cwe" && break
+		kill -0 "$BPID" 2>/dev/null || die "vulnd-before exited (does it read this snapshot's format?): $(tail -3 "$WORK/vulnd-before.log")"
+		sleep 0.1
+	done
+	curl -sf -o /dev/null "http://127.0.0.1:$PORT_BEFORE/cwe" || die "vulnd-before does not answer after 120 s"
+	BEFORE_LOAD_SECONDS=$(printf "%.2f" "$(echo "$(date +%s.%N) - $t0" | bc)")
+	say "vulnd-before answers after ${BEFORE_LOAD_SECONDS}s, RSS $(($(rss_kb "$BPID") / 1024)) MB"
+fi
 
 # 3. The same bytes for nginx and the Go ceiling.
 go build -C bench -o "$WORK/loaddump" ./loaddump
@@ -280,9 +329,9 @@ for sp in "nginx:$PORT_NGINX:$NPID:nginx.stderr" "Go ceiling:$PORT_GO:$GPID:ceil
 	curl -s -o /dev/null "http://127.0.0.1:$port/" || die "$name does not answer on $port"
 done
 
-# The three must answer the same bytes, with vulnd's headers (but Date, and
-# nginx's own Server, Last-Modified, Accept-Ranges and Connection): check
-# the first paths of each class.
+# The three (four with vulnd-before) must answer the same bytes, with
+# vulnd's headers (but Date, and nginx's own Server, Last-Modified,
+# Accept-Ranges and Connection): check the first paths of each class.
 headers() { # port path
 	curl -s -D - -o /dev/null "http://127.0.0.1:$1$2" | tr -d '\r' | sed 's/^[^:]*/\L&/' |
 		grep -Ev '^(date|server|last-modified|accept-ranges|connection):|^$' | sort
@@ -297,6 +346,11 @@ while IFS=$'\t' read -r name file; do
 		[[ $h == "$(headers "$PORT_NGINX" "$p")" ]] || die "$name: $p: nginx's headers differ from vulnd's: $(diff <(echo "$h") <(headers "$PORT_NGINX" "$p"))"
 		[[ $LOAD_CEILING_BARE == 1 || $h == "$(headers "$PORT_GO" "$p")" ]] ||
 			die "$name: $p: the Go ceiling's headers differ from vulnd's: $(diff <(echo "$h") <(headers "$PORT_GO" "$p"))"
+		if ((BEFORE)); then
+			[[ $a == "$(curl -s "http://127.0.0.1:$PORT_BEFORE$p" | sha256sum)" ]] || die "$name: $p: vulnd-before's body differs from vulnd's"
+			[[ $h == "$(headers "$PORT_BEFORE" "$p")" ]] ||
+				die "$name: $p: vulnd-before's headers differ from vulnd's: $(diff <(echo "$h") <(headers "$PORT_BEFORE" "$p"))"
+		fi
 	done
 done <"$DUMP/classes.txt"
 
@@ -316,8 +370,12 @@ RSS_BEFORE_RUNS=$(rss_kb "$VPID")
 HWM_RESET=0
 echo 5 2>/dev/null >"/proc/$VPID/clear_refs" && HWM_RESET=1
 for round in $(seq "$LOAD_ROUNDS"); do
-	servers="vulnd:$PORT_VULND nginx:$PORT_NGINX go:$PORT_GO"
-	((round % 2 == 0)) && servers="go:$PORT_GO nginx:$PORT_NGINX vulnd:$PORT_VULND"
+	# vulnd-before runs right after (or before) vulnd, so that the two
+	# compared most closely run closest in time.
+	servers="vulnd:$PORT_VULND"
+	((BEFORE)) && servers+=" before:$PORT_BEFORE"
+	servers+=" nginx:$PORT_NGINX go:$PORT_GO"
+	((round % 2 == 0)) && servers=$(tr ' ' '\n' <<<"$servers" | tac | tr '\n' ' ')
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
 		for sp in $servers; do
@@ -349,6 +407,7 @@ if ((LOAD_PROFILE)); then
 		case $1 in
 		nginx) pgrep -P "$(cat "$WORK/nginx.pid")" | tr '\n' ' ' ;;
 		vulnd) echo "$VPID" ;;
+		before) echo "$BPID" ;;
 		go) echo "$GPID" ;;
 		esac
 	}
@@ -364,7 +423,9 @@ if ((LOAD_PROFILE)); then
 	PROFILE_TEXT="| class | server | req/s | CPU µs per response: user / system | system calls per response |"$'\n'"|---|---|---:|---|---|"
 	while IFS=$'\t' read -r name file; do
 		[[ $name =~ $LOAD_PROFILE_CLASSES ]] || continue
-		for sp in "vulnd:$PORT_VULND" "nginx:$PORT_NGINX" "go:$PORT_GO"; do
+		profiled=("vulnd:$PORT_VULND" "nginx:$PORT_NGINX" "go:$PORT_GO")
+		((BEFORE)) && profiled+=("before:$PORT_BEFORE")
+		for sp in "${profiled[@]}"; do
 			server=${sp%%:*} port=${sp##*:}
 			read -ra pids <<<"$(server_pids "$server")"
 			run_wrk "$port" "$DUMP/$file" 2
@@ -482,7 +543,7 @@ fi
 
 # 6. Report.
 settings=()
-for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE; do
+for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE LOAD_BIN_BEFORE LOAD_BEFORE_REF; do
 	if [[ ${!v} =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then
 		settings+=("$v=${!v}")
 	elif [[ -n ${!v} ]]; then
@@ -495,17 +556,31 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 	echo
 	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the start $LOADAVG_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $("$NGINX" -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
+	((BEFORE)) && echo "vulnd-before: $BEFORE_DESC, serving the same snapshot on its own port, pinned like vulnd; answered ${BEFORE_LOAD_SECONDS}s after start; its bodies and headers checked equal to vulnd's; not reloaded. after/before is vulnd's req/s over vulnd-before's."
 	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs$SNAP_DESC; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start; $(wc -l <"$DUMP/map.tsv") distinct responses saved."
 	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians. Spread: the largest max/min of one server's req/s over the rounds."
 	echo "nginx and the Go ceiling send vulnd's bodies with vulnd's Content-Type, Vary, ETag, Link, X-Total-Count, Cache-Control and X-Snapshot-Id$([[ $LOAD_CEILING_BARE == 1 ]] && echo " (the Go ceiling: Content-Type and Content-Length only)"); nginx also its Server, Last-Modified and Accept-Ranges."
 	echo "Command: \`${settings[*]} make bench-load\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
-	echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors | spread |"
-	echo "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"
+	if ((BEFORE)); then
+		echo "| class | vulnd req/s | vulnd-before req/s | after/before | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | vulnd-before/Go | p50 ms vulnd / before / nginx / Go | p99 ms vulnd / before / nginx / Go | non-2xx + errors | spread |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"
+	else
+		echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors | spread |"
+		echo "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"
+	fi
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
 		v=$(med "$name" vulnd 4) n=$(med "$name" nginx 4) g=$(med "$name" go 4)
 		bad=$(awk -F'\t' -v c="$name" '$1 == c {s += $7 + $8} END {print s + 0}' "$RESULTS")
+		if ((BEFORE)); then
+			b=$(med "$name" before 4)
+			printf '| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.2f | %.2f | %.2f | %s / %s / %s / %s | %s / %s / %s / %s | %s | %s |\n' "$name" "$v" "$b" \
+				"$(ratio "$v" "$b")" "$n" "$g" "$(ratio "$v" "$n")" "$(ratio "$v" "$g")" "$(ratio "$b" "$g")" \
+				"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" before 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \
+				"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" before 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
+			continue
+		fi
 		printf '| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %s / %s / %s | %s / %s / %s | %s | %s |\n' "$name" "$v" "$n" "$g" \
 			"$(ratio "$v" "$n")" "$(ratio "$v" "$g")" \
 			"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \

@@ -3,7 +3,7 @@ package httpapi
 import _ "embed"
 
 // openAPI is the OpenAPI 3.1 document of this API, served as is by
-// GET /openapi.json. openapi_test.go keeps it and the routes in step.
+// GET /openapi.json. contract_test.go keeps it and the routes in step.
 //
 //go:embed openapi.json
 var openAPI []byte

@@ -19,6 +19,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/vulnd/vulnd/httpapi/wire"
 	"github.com/vulnd/vulnd/index"
 )
 
@@ -205,10 +206,10 @@ func (c *call) checkPage() error {
 }
 
 // maxPath and maxQuery are the longest escaped path and raw query served;
-// longer ones get 414.
+// longer ones get 414. The listener marks targets by the same limits.
 const (
-	maxPath  = 2048
-	maxQuery = 4096
+	maxPath  = wire.MaxPath
+	maxQuery = wire.MaxQuery
 )
 
 // ServeHTTP implements http.Handler.
@@ -221,21 +222,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Connection"] = connClose
 	}
 	path := r.URL.EscapedPath()
-	// NewListener rewrites a request line that net/http would refuse, or
+	// wire.NewListener rewrites a request line that net/http would refuse, or
 	// that is too long to hold, to one of the marker targets, so the
 	// answer is ours. Its choice of marker follows the order of these
 	// checks.
 	switch {
-	case len(path) > maxPath || path == pathTooLongTarget:
+	case len(path) > maxPath || path == wire.PathTooLongTarget:
 		s.refuse(w, r, errPathTooLong)
 		return
-	case len(r.URL.RawQuery) > maxQuery || path == queryTooLongTarget:
+	case len(r.URL.RawQuery) > maxQuery || path == wire.QueryTooLongTarget:
 		s.refuse(w, r, errQueryTooLong)
 		return
-	case path == badEscapeTarget || !validEscapes(path):
+	case path == wire.BadEscapeTarget || !validEscapes(path):
 		s.refuse(w, r, errBadEscape)
 		return
-	case path == badQueryTarget:
+	case path == wire.BadQueryTarget:
 		s.refuse(w, r, errBadQuery)
 		return
 	}

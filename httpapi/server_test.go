@@ -16,6 +16,7 @@ import (
 
 	"github.com/goccy/go-json"
 
+	"github.com/vulnd/vulnd/httpapi/wire"
 	"github.com/vulnd/vulnd/index"
 )
 
@@ -47,10 +48,10 @@ func TestLimits(t *testing.T) {
 		{"long query, bad page", "/cve?page=0&" + strings.Repeat("q", 5000), 414, 414, queryMsg},
 		{"long path, unknown endpoint", "/" + strings.Repeat("x", 3000), 414, 414, pathMsg},
 		// the listener's marker targets
-		{"path marker", pathTooLongTarget, 414, 414, pathMsg},
-		{"query marker", queryTooLongTarget, 414, 414, queryMsg},
-		{"bad escape marker", badEscapeTarget, 400, 400, `{"message":"path is not valid percent-encoding"}`},
-		{"bad query marker", badQueryTarget, 400, 400, `{"message":"query is not valid percent-encoding"}`},
+		{"path marker", wire.PathTooLongTarget, 414, 414, pathMsg},
+		{"query marker", wire.QueryTooLongTarget, 414, 414, queryMsg},
+		{"bad escape marker", wire.BadEscapeTarget, 400, 400, `{"message":"path is not valid percent-encoding"}`},
+		{"bad query marker", wire.BadQueryTarget, 400, 400, `{"message":"query is not valid percent-encoding"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, m := range []string{"GET", "HEAD", "POST"} {

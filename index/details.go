@@ -293,26 +293,6 @@ func (l *DetailsLoader) Details() (*Details, error) {
 	return l.d, nil
 }
 
-// ParseDetails rebuilds a Details from its text table and one line per
-// CVE, as one piece.
-func ParseDetails(strs []string, lines [][]byte) (*Details, error) {
-	l, err := NewDetailsLoader(strs, len(lines), 1)
-	if err != nil {
-		return nil, err
-	}
-	var data []byte
-	for _, line := range lines {
-		if bytes.IndexByte(line, '\n') >= 0 {
-			return nil, fmt.Errorf("%w: a newline inside a line", ErrDetails)
-		}
-		data = append(append(data, line...), '\n')
-	}
-	if err := l.ParsePiece(0, 0, data); err != nil {
-		return nil, err
-	}
-	return l.Details()
-}
-
 // numParser reads space-separated decimal numbers.
 type numParser struct {
 	b   []byte

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"bytes"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -38,7 +40,7 @@ func TestDetailsRoundTrip(t *testing.T) {
 	for i := range d.Len() {
 		lines = append(lines, d.AppendLine(nil, i))
 	}
-	back, err := ParseDetails(d.Strings(), lines)
+	back, err := parseDetails(d.Strings(), lines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +89,14 @@ func TestParseDetailsRefuses(t *testing.T) {
 		{"sign", "1 0 -1"},
 		{"older first", "1 0 2 3 2 3 4 5 70 1 2 3 4 5 70"},
 	} {
-		if _, err := ParseDetails(strs, [][]byte{[]byte(tc.line)}); err == nil {
+		if _, err := parseDetails(strs, [][]byte{[]byte(tc.line)}); err == nil {
 			t.Errorf("%s: %q accepted", tc.name, tc.line)
 		}
 	}
-	if _, err := ParseDetails([]string{"x"}, nil); err == nil {
+	if _, err := parseDetails([]string{"x"}, nil); err == nil {
 		t.Error("a table not starting with \"\" accepted")
 	}
-	if _, err := ParseDetails(strs, [][]byte{[]byte("1 0 2 1 2 3 4 5 70 3 2 3 4 5 99")}); err != nil {
+	if _, err := parseDetails(strs, [][]byte{[]byte("1 0 2 1 2 3 4 5 70 3 2 3 4 5 99")}); err != nil {
 		t.Errorf("a good line refused: %v", err)
 	}
 }
@@ -107,11 +109,11 @@ func FuzzParseDetails(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		d, err := ParseDetails(strs, [][]byte{[]byte(line)})
+		d, err := parseDetails(strs, [][]byte{[]byte(line)})
 		if err != nil {
 			return
 		}
-		back, err := ParseDetails(strs, [][]byte{d.AppendLine(nil, 0)})
+		back, err := parseDetails(strs, [][]byte{d.AppendLine(nil, 0)})
 		if err != nil {
 			t.Fatalf("%q wrote back as %q, refused: %v", line, d.AppendLine(nil, 0), err)
 		}
@@ -150,4 +152,25 @@ func TestDetailsPieces(t *testing.T) {
 			t.Errorf("CVE %d: %q, want %q", i, got, want)
 		}
 	}
+}
+
+// parseDetails rebuilds a Details from its text table and one line per
+// CVE, as one piece: what a snapshot's loader does with a DetailsLoader,
+// for the tests.
+func parseDetails(strs []string, lines [][]byte) (*Details, error) {
+	l, err := NewDetailsLoader(strs, len(lines), 1)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	for _, line := range lines {
+		if bytes.IndexByte(line, '\n') >= 0 {
+			return nil, fmt.Errorf("%w: a newline inside a line", ErrDetails)
+		}
+		data = append(append(data, line...), '\n')
+	}
+	if err := l.ParsePiece(0, 0, data); err != nil {
+		return nil, err
+	}
+	return l.Details()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-json"
 
 	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader/internal/durable"
 )
 
 // ArtifactName is the file vulnd serve -pull writes into a snapshot
@@ -22,13 +23,14 @@ const ArtifactName = "artifact.json"
 // maxArtifactBytes bounds artifact.json.
 const maxArtifactBytes = 16 << 10
 
-// WriteArtifact writes a into dir's artifact.json, synced.
+// WriteArtifact writes a into dir's artifact.json, atomically and synced
+// (replacing one already there).
 func WriteArtifact(dir string, a index.Artifact) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	if err := writeFileSync(filepath.Join(dir, ArtifactName), append(b, '\n')); err != nil {
+	if err := durable.WriteFile(filepath.Join(dir, ArtifactName), append(b, '\n')); err != nil {
 		return fmt.Errorf("loader: snapshot %s: %w", dir, err)
 	}
 	return nil
@@ -60,13 +62,4 @@ func DataFileNames() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// Install moves the complete snapshot directory tmp to dir, replacing
-// the snapshot there as a build does: dir is moved aside only once tmp is
-// complete, and only when it is a vulnd snapshot or empty, so no reader
-// ever finds a half-written dir. tmp should be beside dir (same file
-// system) for the rename.
-func Install(tmp, dir string) error {
-	return replaceDir(tmp, dir, false)
 }

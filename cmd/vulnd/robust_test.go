@@ -207,7 +207,7 @@ func TestBadInputSweep(t *testing.T) {
 		{name: "raw spaces and a long path", target: "/a b/" + strings.Repeat("c", 3000), status: 414, msg: pathLong},
 	}
 	// Where net/http answers before any handler can: text/plain (or no
-	// body), and the listener cannot safely make it ours (see NewListener).
+	// body), and the listener cannot safely make it ours (see wire.NewListener).
 	netHTTP := []sweep{
 		{name: "no version", raw: "GET /cve/CVE-2024-0001\r\nHost: x\r\n\r\n", status: 400},
 		{name: "empty target", raw: "GET  HTTP/1.1\r\nHost: x\r\n\r\n", status: 400},

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vulnd/vulnd/httpapi"
+	"github.com/vulnd/vulnd/httpapi/wire"
 	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
 	"github.com/vulnd/vulnd/loader/oci"
@@ -253,7 +254,7 @@ func (m *Main) Open() error {
 		opt.Metrics = m.metrics.http
 	}
 	m.api = m.newHTTPServer(httpapi.New(m.cur.Load, opt))
-	go m.serve(m.api, httpapi.NewListener(m.apiLn))
+	go m.serve(m.api, wire.NewListener(m.apiLn))
 	if m.AdminAddr != "" {
 		if m.adminLn, err = net.Listen("tcp", m.AdminAddr); err != nil {
 			m.apiLn.Close()

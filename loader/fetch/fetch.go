@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/vulnd/vulnd/loader/internal/durable"
 )
 
 // Defaults of Options.
@@ -256,7 +258,7 @@ func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 		// The same content; a meta that moved only its date is kept in
 		// step.
 		if old, _ := os.ReadFile(metaFile); !bytes.Equal(old, raw) {
-			if err := writeAtomic(metaFile, raw); err != nil {
+			if err := durable.WriteFile(metaFile, raw); err != nil {
 				return false, err
 			}
 		}
@@ -273,7 +275,7 @@ func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 	}
 	// The meta only once its feed is in place: a crash in between leaves
 	// the old meta, and the next run downloads the feed again.
-	if err := writeAtomic(metaFile, raw); err != nil {
+	if err := durable.WriteFile(metaFile, raw); err != nil {
 		return false, err
 	}
 	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %s in %s", name, megabytes(n), took(time.Since(start))))
@@ -459,7 +461,7 @@ func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Hea
 		os.Remove(tmpName)
 		return nil, 0, err
 	}
-	return h, n, syncDir(filepath.Dir(target))
+	return h, n, durable.SyncDir(filepath.Dir(target))
 }
 
 // progressReader reports every progressStep bytes read, and at the end.
@@ -507,45 +509,5 @@ func (f *fetcher) writeState(st state) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(f.opt.Dir, StateName), append(b, '\n'))
-}
-
-// writeAtomic writes b to path through a synced temporary file beside it,
-// renamed into place, then syncs the directory.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-// syncDir makes the renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	return durable.WriteFile(filepath.Join(f.opt.Dir, StateName), append(b, '\n'))
 }

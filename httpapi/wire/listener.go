@@ -1,4 +1,15 @@
-package httpapi
+// Package wire is the HTTP/1 wire shim in front of vulnd's API server: a
+// listener whose connections rewrite the request line of a request that
+// net/http would refuse before any handler runs (with its own text/plain
+// 400), or that is too long to hold back, to one of a few marker targets.
+// The handler behind it answers each marker with its own JSON error, so
+// every answer the API gives is the API's.
+//
+// Its API is NewListener, the marker targets, and the limits MaxPath and
+// MaxQuery that decide between a length marker and the others. The
+// package knows HTTP/1.x request lines and headers only; it knows nothing
+// of the API's routes or bodies.
+package wire
 
 import (
 	"bytes"
@@ -11,18 +22,28 @@ import (
 // The marker targets: the request-targets that NewListener's connections
 // put in place of a target net/http would refuse (with a text/plain 400,
 // before any handler runs) or that is too long to hold back. The handler
-// answers each with its JSON error instead:
+// is to answer each with its JSON error instead:
 //
-//   - badEscapeTarget: the path is not valid percent-encoding, or holds a
+//   - BadEscapeTarget: the path is not valid percent-encoding, or holds a
 //     control byte or a space (400);
-//   - badQueryTarget: the query holds a control byte or a space (400);
-//   - pathTooLongTarget: the path is longer than maxPath (414);
-//   - queryTooLongTarget: the query is longer than maxQuery (414).
+//   - BadQueryTarget: the query holds a control byte or a space (400);
+//   - PathTooLongTarget: the path is longer than MaxPath (414);
+//   - QueryTooLongTarget: the query is longer than MaxQuery (414).
 const (
-	badEscapeTarget    = "/.bad-escape"
-	badQueryTarget     = "/.bad-query"
-	pathTooLongTarget  = "/.path-too-long"
-	queryTooLongTarget = "/.query-too-long"
+	BadEscapeTarget    = "/.bad-escape"
+	BadQueryTarget     = "/.bad-query"
+	PathTooLongTarget  = "/.path-too-long"
+	QueryTooLongTarget = "/.query-too-long"
+)
+
+// MaxPath and MaxQuery are the longest escaped path and raw query (the part
+// after "?") that the handler behind NewListener serves; it answers longer
+// ones with 414. NewListener's connections replace a target that is too
+// long by these limits with PathTooLongTarget or QueryTooLongTarget, the
+// path checked first, as the handler checks it first.
+const (
+	MaxPath  = 2048
+	MaxQuery = 4096
 )
 
 // maxRequestLine is the longest request line, terminator included, that a
@@ -42,14 +63,14 @@ const escapeReadSize = 4 << 10
 //     before any "?") holds a "%" not followed by two hex digits, or the
 //     path or query holds a control byte, or the target holds a space (the
 //     target is taken to run from the first space to the last one, and the
-//     version after it must be HTTP/1.x). The target becomes "/.bad-escape"
-//     (path) or "/.bad-query" (query); but when the path is longer than
-//     2048 bytes or the query longer than 4096, it becomes
-//     "/.path-too-long" or "/.query-too-long", as the handler's length
-//     checks come first.
+//     version after it must be HTTP/1.x). The target becomes
+//     BadEscapeTarget (path) or BadQueryTarget (query); but when the path
+//     is longer than MaxPath bytes or the query longer than MaxQuery, it
+//     becomes PathTooLongTarget or QueryTooLongTarget, as the handler's
+//     length checks come first.
 //   - A line longer than 8 KiB whose first 8 KiB hold a token method (not
 //     CONNECT) and a target whose path or query is already too long: the
-//     target becomes "/.path-too-long" or "/.query-too-long". The rest of
+//     target becomes PathTooLongTarget or QueryTooLongTarget. The rest of
 //     the target is read and dropped, never held, so memory stays bounded
 //     whatever the length. If the line does not end in a space and an
 //     HTTP/1.x version, it is passed on as method and marker alone, which
@@ -67,7 +88,9 @@ const escapeReadSize = 4 << 10
 //
 // The listener is for cleartext HTTP/1.x. Deadlines and Close reach the
 // accepted connection; CloseWrite does too when the accepted connection has
-// it (as *net.TCPConn does), so net/http can still close gracefully.
+// it (as *net.TCPConn does), so net/http can still close gracefully. The
+// listener is safe for concurrent use as l is; each connection is read by
+// one goroutine at a time, as net/http reads it.
 func NewListener(l net.Listener) net.Listener {
 	return escapeListener{l}
 }
@@ -425,9 +448,9 @@ func targetMarker(target []byte) string {
 		return m
 	}
 	if !pathOK {
-		return badEscapeTarget
+		return BadEscapeTarget
 	}
-	return badQueryTarget
+	return BadQueryTarget
 }
 
 // lengthMarker returns the marker target for a request-target (or the start
@@ -435,10 +458,10 @@ func targetMarker(target []byte) string {
 func lengthMarker(target []byte) string {
 	path, query := splitTarget(target)
 	switch {
-	case len(path) > maxPath:
-		return pathTooLongTarget
-	case len(query) > maxQuery:
-		return queryTooLongTarget
+	case len(path) > MaxPath:
+		return PathTooLongTarget
+	case len(query) > MaxQuery:
+		return QueryTooLongTarget
 	}
 	return ""
 }
@@ -449,6 +472,24 @@ func splitTarget(target []byte) (path, query []byte) {
 		return target[:q], target[q+1:]
 	}
 	return target, nil
+}
+
+// validEscapes reports whether every % in s starts a two-hex-digit escape,
+// as the handler requires of a path.
+func validEscapes(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // plainBytes reports whether b holds no control byte and no space: net/http

@@ -22,6 +22,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/vulnd/vulnd/httpapi/wire"
 	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
 )
@@ -737,7 +738,7 @@ func liveServer(t testing.TB, h http.Handler) string {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: h}
-	go srv.Serve(NewListener(l))
+	go srv.Serve(wire.NewListener(l))
 	t.Cleanup(func() { srv.Close() })
 	return l.Addr().String()
 }
@@ -1033,7 +1034,7 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	for _, rt := range routes {
 		base, ok := liveTargets[rt.path]
 		if !ok {
-			t.Errorf("route %s has no live target: add one to liveTargets in openapi_test.go", rt.path)
+			t.Errorf("route %s has no live target: add one to liveTargets in contract_test.go", rt.path)
 			continue
 		}
 		params := d.params(t, docPath(rt.path), "get")

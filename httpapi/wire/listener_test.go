@@ -1,4 +1,4 @@
-package httpapi
+package wire
 
 import (
 	"bufio"
@@ -657,7 +657,7 @@ func FuzzListenerRewrite(f *testing.F) {
 			t.Fatalf("output depends on the cuts:\n%q\n%q", whole, out)
 		}
 		markers := 0
-		for _, m := range []string{badEscapeTarget, badQueryTarget, pathTooLongTarget, queryTooLongTarget} {
+		for _, m := range []string{BadEscapeTarget, BadQueryTarget, PathTooLongTarget, QueryTooLongTarget} {
 			markers += bytes.Count(out, []byte(" "+m))
 		}
 		if markers < n {
@@ -672,7 +672,7 @@ func FuzzListenerRewrite(f *testing.F) {
 // isMarker reports whether target is one of the listener's marker targets.
 func isMarker(target string) bool {
 	switch target {
-	case badEscapeTarget, badQueryTarget, pathTooLongTarget, queryTooLongTarget:
+	case BadEscapeTarget, BadQueryTarget, PathTooLongTarget, QueryTooLongTarget:
 		return true
 	}
 	return false
@@ -785,18 +785,18 @@ func TestListenerKeepsRequestBoundaries(t *testing.T) {
 	in := get("/%ZZ") + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"
 	for name, out := range map[string]string{
 		"target not a marker": get("/x") + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
-		"good target changed": get(badEscapeTarget) + get("/ko") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
-		"header dropped":      "GET " + badEscapeTarget + " HTTP/1.1\r\nHost: x\r\n\r\n" + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
-		"request dropped":     get(badEscapeTarget) + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
-		"method changed":      get(badEscapeTarget) + get("/ok") + "PUT /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
-		"body changed":        get(badEscapeTarget) + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nho",
-		"version changed":     strings.Replace(get(badEscapeTarget), "HTTP/1.1", "HTTP/1.0", 1) + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"good target changed": get(BadEscapeTarget) + get("/ko") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"header dropped":      "GET " + BadEscapeTarget + " HTTP/1.1\r\nHost: x\r\n\r\n" + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"request dropped":     get(BadEscapeTarget) + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"method changed":      get(BadEscapeTarget) + get("/ok") + "PUT /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+		"body changed":        get(BadEscapeTarget) + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nho",
+		"version changed":     strings.Replace(get(BadEscapeTarget), "HTTP/1.1", "HTTP/1.0", 1) + get("/ok") + "POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
 	} {
 		if sameRequests([]byte(in), []byte(out)) == nil {
 			t.Errorf("%s: sameRequests found nothing wrong", name)
 		}
 	}
-	if err := sameRequests([]byte(in), []byte(get(badEscapeTarget)+get("/ok")+"POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi")); err != nil {
+	if err := sameRequests([]byte(in), []byte(get(BadEscapeTarget)+get("/ok")+"POST /p HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi")); err != nil {
 		t.Errorf("the right rewrite: %v", err)
 	}
 }

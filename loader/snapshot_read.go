@@ -1,0 +1,278 @@
+package loader
+
+// Reading a snapshot: Load (for serving), Validate and Read (whole, for a
+// build with -previous).
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/goccy/go-json"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// Load reads the snapshot in dir and builds its index: the CVE bodies are
+// decoded in parallel into one buffer and served from it; the files
+// serving does not need (metrics, ids) are checked against their sums
+// only. Any problem is an error naming the file; nothing partial is
+// returned.
+func Load(dir string) (*index.Index, Manifest, error) {
+	start := time.Now()
+	o, err := openSnapshot(dir, false)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
+	m, id, dec, wrap := o.m, o.id, o.dec, o.wrap
+	cwes, err := decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec)
+	if err != nil {
+		return nil, Manifest{}, wrap(keyCWEs, err)
+	}
+	entries, err := decodeEntries(dir, m.Files[keyCVEs], dec)
+	if err != nil {
+		return nil, Manifest{}, wrap(keyCVEs, err)
+	}
+	reports, err := decodeRecords[index.Report](dir, m.Files[keyReports], dec)
+	if err != nil {
+		return nil, Manifest{}, wrap(keyReports, err)
+	}
+	details, err := decodeDetails(dir, m, dec)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
+	for _, key := range []string{keyMetrics, keyIDs} {
+		if err := verifyFile(dir, m.Files[key]); err != nil {
+			return nil, Manifest{}, wrap(key, err)
+		}
+	}
+	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
+	return ix, m, nil
+}
+
+// buildIndex builds a snapshot's index and checks its counts against the
+// manifest's.
+func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report) (*index.Index, error) {
+	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start}
+	meta.Artifact, _ = ReadArtifact(dir)
+	for _, in := range m.Inputs {
+		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})
+	}
+	ix, err := index.BuildEntries(cwes, entries, details, reports, meta)
+	if err != nil {
+		return nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	if got, want := ix.Counts(), m.Counts; got != want {
+		return nil, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", dir, want, got)
+	}
+	return ix, nil
+}
+
+// Validate checks the snapshot in dir as Load does (format version, sizes,
+// checksums, decodability, counts and the index's own consistency checks)
+// and more: it decodes every file, checks every CVE body is exactly what
+// this vulnd would serve for its record, and checks the whole-file sums.
+func Validate(dir string) (Manifest, error) {
+	s, bodies, err := read(dir, false)
+	if err != nil {
+		return Manifest{}, err
+	}
+	entries := make([]index.CVEEntry, len(bodies))
+	for i, b := range bodies {
+		c := &s.Data.CVEs[i]
+		if !bytes.Equal(index.EncodeCVE(c), b) {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d (%s) is not the body this vulnd serves for it",
+				dir, fileCVEs, i+1, c.Name)
+		}
+		if entries[i], err = index.ScanCVE(b); err != nil {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
+		}
+	}
+	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports); err != nil {
+		return Manifest{}, err
+	}
+	for _, key := range sortedKeys(dataFilesOf(s.Manifest.Version)) {
+		if err := verifyFile(dir, s.Manifest.Files[key]); err != nil {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, s.Manifest.Files[key].Name, err)
+		}
+	}
+	return s.Manifest, nil
+}
+
+// Read reads and checks every file of the snapshot in dir and decodes
+// every record, id tables included, without building an index; a build
+// with -previous uses it. It also reads a snapshot of the previous format
+// version, so that an upgrade keeps the reports and ids.
+func Read(dir string) (*Snapshot, error) {
+	s, _, err := read(dir, true)
+	return s, err
+}
+
+// read is Read, also returning the stored CVE bodies (in Data.CVEs order);
+// old allows the previous format version.
+func read(dir string, old bool) (*Snapshot, [][]byte, error) {
+	o, err := openSnapshot(dir, old)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, id, dec, wrap := o.m, o.id, o.dec, o.wrap
+	s := &Snapshot{Dir: dir, Manifest: m, ID: id, Data: &index.Data{}, ids: newIDTables()}
+	d := s.Data
+	if d.CWEs, err = decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec); err != nil {
+		return nil, nil, wrap(keyCWEs, err)
+	}
+	fi := m.Files[keyCVEs]
+	bodies := make([][]byte, fi.Records)
+	d.CVEs = make([]index.CVE, fi.Records)
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		bodies[n] = line
+		return json.Unmarshal(line, &d.CVEs[n])
+	}); err != nil {
+		return nil, nil, wrap(keyCVEs, err)
+	}
+	metrics, err := decodeRecords[metricsRecord](dir, m.Files[keyMetrics], dec)
+	if err != nil {
+		return nil, nil, wrap(keyMetrics, err)
+	}
+	if err := joinMetrics(d.CVEs, metrics); err != nil {
+		return nil, nil, wrap(keyMetrics, err)
+	}
+	if d.Reports, err = decodeRecords[index.Report](dir, m.Files[keyReports], dec); err != nil {
+		return nil, nil, wrap(keyReports, err)
+	}
+	idRecs, err := decodeRecords[idRecord](dir, m.Files[keyIDs], dec)
+	if err != nil {
+		return nil, nil, wrap(keyIDs, err)
+	}
+	for i, r := range idRecs {
+		if err := s.ids.add(r); err != nil {
+			return nil, nil, wrap(keyIDs, fmt.Errorf("record %d: %w", i+1, err))
+		}
+	}
+	if m.Version >= 4 {
+		if s.details, err = decodeDetails(dir, m, dec); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, bodies, nil
+}
+
+// opened is what Load and read start from: the checked manifest, the
+// snapshot id, the decoder, and how to name a data file in an error.
+type opened struct {
+	m    Manifest
+	id   string
+	dec  *zstd.Decoder
+	wrap func(key string, err error) error
+}
+
+// openSnapshot reads and checks dir's manifest (old: the previous format
+// version too) and gets the decoder.
+func openSnapshot(dir string, old bool) (opened, error) {
+	m, id, err := readManifest(dir, old)
+	if err != nil {
+		return opened{}, err
+	}
+	dec, err := decoder()
+	if err != nil {
+		return opened{}, fmt.Errorf("loader: zstd: %w", err)
+	}
+	return opened{m, id, dec, func(key string, err error) error {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
+	}}, nil
+}
+
+// joinMetrics puts each metrics record on its CVE.
+func joinMetrics(cves []index.CVE, metrics []metricsRecord) error {
+	pos := make(map[string]int, len(cves))
+	for i := range cves {
+		pos[cves[i].Name] = i
+	}
+	for n, r := range metrics {
+		i, ok := pos[r.CVE]
+		if !ok {
+			return fmt.Errorf("record %d: metrics of %q, which the snapshot does not hold", n+1, r.CVE)
+		}
+		if cves[i].Metrics != nil {
+			return fmt.Errorf("record %d: metrics of %s again", n+1, r.CVE)
+		}
+		cves[i].Metrics = r.Metrics
+	}
+	return nil
+}
+
+// decodeRecords decodes a data file of JSON lines into records of type T.
+func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, error) {
+	out := make([]T, fi.Records)
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		return json.Unmarshal(line, &out[n])
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeEntries decodes cves.jsonl.zst into index entries whose bodies
+// are views into the decoded chunks.
+func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry, error) {
+	out := make([]index.CVEEntry, fi.Records)
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		e, err := index.ScanCVE(line)
+		out[n] = e
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeDetails decodes a snapshot's details files: the text table, one
+// JSON string a line, and a line of numbers per CVE (see
+// index.Details.AppendLine), in cves.jsonl.zst's order.
+func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, error) {
+	wrap := func(key string, err error) error {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
+	}
+	strs := make([]string, m.Files[keyStrings].Records)
+	if err := eachRecord(dir, m.Files[keyStrings], dec, func(n int, line []byte) error {
+		// Most texts have no escape: the bytes between the quotes.
+		if len(line) >= 2 && line[0] == '"' && line[len(line)-1] == '"' && bytes.IndexByte(line, '\\') < 0 {
+			strs[n] = string(line[1 : len(line)-1])
+			return nil
+		}
+		return json.Unmarshal(line, &strs[n])
+	}); err != nil {
+		return nil, wrap(keyStrings, err)
+	}
+	fi := m.Files[keyDetails]
+	if fi.Records != m.Files[keyCVEs].Records {
+		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", fi.Records, m.Files[keyCVEs].Records))
+	}
+	l, err := index.NewDetailsLoader(strs, fi.Records, len(fi.Chunks))
+	if err != nil {
+		return nil, wrap(keyDetails, err)
+	}
+	firsts := make([]int, len(fi.Chunks)) // the number of each chunk's first record
+	for i := 1; i < len(firsts); i++ {
+		firsts[i] = firsts[i-1] + fi.Chunks[i-1].Records
+	}
+	// Each chunk is parsed as it is decoded, on the decoding goroutines,
+	// and its text dropped: nothing of the file is kept but the records.
+	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		return l.ParsePiece(c, firsts[c], data)
+	}); err != nil {
+		return nil, wrap(keyDetails, err)
+	}
+	d, err := l.Details()
+	if err != nil {
+		return nil, wrap(keyDetails, err)
+	}
+	if d.Len() != m.Files[keyCVEs].Records {
+		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", d.Len(), m.Files[keyCVEs].Records))
+	}
+	return d, nil
+}

@@ -1,0 +1,225 @@
+package loader
+
+// Writing a snapshot: Write encodes the data into a temporary directory
+// beside the target, which replaceDir (snapshot_install.go) then moves
+// into place.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goccy/go-json"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader/internal/durable"
+)
+
+// Write writes d as a snapshot into dir, atomically: everything is written
+// into a temporary directory beside dir, synced, and renamed into place;
+// an existing dir is replaced only once the new one is complete, and only
+// when it is a vulnd snapshot or an empty directory (never a file or any
+// other directory: see checkReplace). builtAt is the build time; inputs
+// describe what it was built from. The id tables
+// stored with it are those of d: ids already set are kept, and CPEs and
+// metrics with id 0 get fresh ones (d is updated).
+func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
+	return write(dir, d, tablesFromData(d), builtAt, inputs, false)
+}
+
+// tablesFromData makes id tables holding the ids d already carries, then
+// assigns the missing ones.
+func tablesFromData(d *index.Data) *idTables {
+	t := newIDTables()
+	for i := range d.CVEs {
+		c := &d.CVEs[i]
+		for _, p := range c.CPEs {
+			if p.ID > 0 {
+				t.add(idRecord{Table: "cpe", ID: p.ID, URI: p.URI})
+			}
+		}
+		for _, m := range c.Metrics {
+			if m.ID > 0 {
+				t.add(idRecord{Table: "cvss", ID: m.ID, CVE: c.Name, Version: m.Version, Source: m.Source})
+			}
+		}
+	}
+	for _, r := range d.Reports {
+		for _, a := range r.Alerts {
+			t.nextAlert = max(t.nextAlert, a.ID+1)
+		}
+	}
+	t.assign(d.CVEs)
+	return t
+}
+
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, force bool) (Manifest, error) {
+	m := Manifest{
+		Format:  formatName,
+		Version: FormatVersion,
+		BuiltAt: formatTime(builtAt),
+		Files:   map[string]FileInfo{},
+		Inputs:  inputs,
+	}
+	// The bodies are encoded once, for the file and for the index, which
+	// checks the data and gives the counts: a build that would not load is
+	// refused here rather than at serve time.
+	bodies, entries, err := encodeCVEs(d.CVEs)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	// The index reorders the details it is given; the file keeps them in
+	// the order of the CVE bodies, so it gets its own.
+	check, err := buildDetails(d.CVEs)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	ix, err := index.BuildEntries(d.CWEs, entries, check, d.Reports, index.Meta{})
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	m.Counts = ix.Counts()
+	ix, entries, check = nil, nil, nil
+	details, err := buildDetails(d.CVEs)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+
+	parent := filepath.Dir(filepath.Clean(dir))
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	var withMetrics []int
+	for i := range d.CVEs {
+		if len(d.CVEs[i].Metrics) > 0 {
+			withMetrics = append(withMetrics, i)
+		}
+	}
+	idRecs := ids.records()
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		return m, fmt.Errorf("loader: zstd: %w", err)
+	}
+	defer enc.Close()
+	files := []struct {
+		key  string
+		n    int
+		line func(int) ([]byte, error)
+	}{
+		{keyCWEs, len(d.CWEs), func(i int) ([]byte, error) { return marshal(&d.CWEs[i]) }},
+		{keyCVEs, len(bodies), func(i int) ([]byte, error) { return bodies[i], nil }},
+		{keyMetrics, len(withMetrics), func(i int) ([]byte, error) {
+			c := &d.CVEs[withMetrics[i]]
+			return marshal(&metricsRecord{CVE: c.Name, Metrics: c.Metrics})
+		}},
+		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
+		{keyIDs, len(idRecs), func(i int) ([]byte, error) { return marshal(&idRecs[i]) }},
+		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
+		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
+	}
+	for _, f := range files {
+		name := dataFiles[f.key]
+		fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
+		if err != nil {
+			return m, fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
+		}
+		m.Files[f.key] = fi
+	}
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return m, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	// Written last, the manifest's sync of tmp also makes every data
+	// file's entry (and tmp's mode) durable before the rename.
+	if err := durable.WriteFile(filepath.Join(tmp, ManifestName), append(raw, '\n')); err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	if err := replaceDir(tmp, dir, force); err != nil {
+		return m, err
+	}
+	done = true
+	return m, nil
+}
+
+var marshalOptions = []json.EncodeOptionFunc{json.DisableHTMLEscape()}
+
+func marshal(v any) ([]byte, error) { return json.MarshalWithOption(v, marshalOptions...) }
+
+// encodeCVEs encodes every CVE's API body and scans it for the index, on
+// several goroutines.
+func encodeCVEs(cves []index.CVE) ([][]byte, []index.CVEEntry, error) {
+	bodies := make([][]byte, len(cves))
+	entries := make([]index.CVEEntry, len(cves))
+	errs := make([]error, len(cves))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				from := int(next.Add(1024) - 1024)
+				if from >= len(cves) {
+					return
+				}
+				for i := from; i < min(from+1024, len(cves)); i++ {
+					bodies[i] = index.EncodeCVE(&cves[i])
+					entries[i], errs[i] = index.ScanCVE(bodies[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %d: %w", i+1, err)
+		}
+	}
+	return bodies, entries, nil
+}
+
+// writeDataFile writes n lines as a chunked data file and returns its
+// manifest entry.
+func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte, error)) (FileInfo, error) {
+	w, err := newChunkWriter(path, enc)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	for i := 0; i < n; i++ {
+		b, err := line(i)
+		if err == nil {
+			err = w.line(b)
+		}
+		if err != nil {
+			w.close()
+			return FileInfo{}, fmt.Errorf("record %d: %w", i+1, err)
+		}
+	}
+	return w.close()
+}
+
+// buildDetails makes the details of cves, in their order.
+func buildDetails(cves []index.CVE) (*index.Details, error) {
+	b := index.NewDetailsBuilder()
+	for i := range cves {
+		if err := b.Add(&cves[i]); err != nil {
+			return nil, err
+		}
+	}
+	return b.Details(), nil
+}
