@@ -456,7 +456,7 @@ func TestIsCVE5(t *testing.T) {
 		{"late", []byte(late), true},
 		{"array", []byte("[" + good + "]"), true},
 		{"gz", inputGzip(t, []byte(good)), true},
-		{"zst", inputZstd(t, []byte("[" + good + "]")), true},
+		{"zst", inputZstd(t, []byte("["+good+"]")), true},
 		{"zip", cve5Zip(t, cve5ZipFile{name: "README", data: []byte("x")}, cve5ZipFile{name: "d/x.json", data: []byte(good)}), true},
 		{"zipzip", cve5Zip(t, cve5ZipFile{name: "cves.zip", data: cve5Zip(t, cve5ZipFile{name: "d/x.json", data: []byte(good)})}), true},
 		{"empty", nil, false},
