@@ -29,6 +29,9 @@ func parseComparisons(s string) (cs condList, ok bool) {
 	case '<', '>', '=':
 		return parseClauses(s)
 	}
+	if strings.IndexByte(s, ' ') < 0 {
+		return nil, false // every other form has a space: a plain version
+	}
 	if a, b, found := strings.Cut(s, " - "); found {
 		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 		if !isBoundText(a) || !isBoundText(b) || strings.Contains(b, " - ") {

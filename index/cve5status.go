@@ -73,29 +73,39 @@ func matchIndex(versions []AffectedVersion, x string) int {
 	return -1
 }
 
-// matches reports whether the version object covers x.
+// matches reports whether the version object covers x. It allocates
+// only for a version written with comparisons.
 func (v *AffectedVersion) matches(x string) bool {
 	if isSourceControl(v.VersionType) {
 		return false
 	}
-	var conds condList
-	if v.LessThan != nil || v.LessThanOrEqual != nil {
-		if cs, ok := parseComparisons(v.Version); ok {
-			conds = append(conds, cs...)
-		} else if !noLowerBound(v.Version) {
-			conds = conds.add(opGE, v.Version)
+	cs, comparisons := parseComparisons(v.Version)
+	if v.LessThan == nil && v.LessThanOrEqual == nil {
+		if comparisons {
+			return cs.hold(x)
 		}
-		if v.LessThan != nil {
-			conds = conds.add(opLT, *v.LessThan)
-		} else {
-			conds = conds.add(opLE, *v.LessThanOrEqual)
+		return holds(opEQ, v.Version, x)
+	}
+	switch {
+	case comparisons:
+		if !cs.hold(x) {
+			return false
 		}
-		return conds.hold(x)
+	case !noLowerBound(v.Version):
+		if !holds(opGE, v.Version, x) {
+			return false
+		}
 	}
-	if cs, ok := parseComparisons(v.Version); ok {
-		return cs.hold(x)
+	if v.LessThan != nil {
+		return holds(opLT, *v.LessThan, x)
 	}
-	return conds.add(opEQ, v.Version).hold(x)
+	return holds(opLE, *v.LessThanOrEqual, x)
+}
+
+// holds reports whether x op text holds, text read as condFor reads it.
+func holds(op condOp, text, x string) bool {
+	c, ok := condFor(op, text)
+	return !ok || c.holds(x)
 }
 
 // statusAt is the status the object gives x, which it matches: its
@@ -120,9 +130,11 @@ func (v *AffectedVersion) statusAt(x string) string {
 // isSourceControl reports whether a versionType names a source-control
 // system, whose versions are commits that match no release.
 func isSourceControl(versionType string) bool {
-	switch strings.ToLower(strings.TrimSpace(versionType)) {
-	case "git", "hg", "svn", "bzr", "darcs", "fossil", "cvs":
-		return true
+	t := strings.TrimSpace(versionType)
+	for _, sc := range [...]string{"git", "hg", "svn", "bzr", "darcs", "fossil", "cvs"} {
+		if strings.EqualFold(t, sc) {
+			return true
+		}
 	}
 	return false
 }
@@ -168,41 +180,49 @@ type cond struct {
 // condList is a conjunction of conditions.
 type condList []cond
 
-// add appends the condition x op text, reading a series (P.* or P.x) and
-// "*" as the decisions say: an end or start "*" (any text without a
-// digit) is no bound; a series end is opSeriesLE P, a series start is
-// P, a single series is opSeriesEQ P. An opEQ text without a digit is
-// kept as it is (x must equal it).
+// add appends the condition x op text (see condFor), if any.
 func (cs condList) add(op condOp, text string) condList {
+	if c, ok := condFor(op, text); ok {
+		return append(cs, c)
+	}
+	return cs
+}
+
+// condFor returns the condition x op text, reading a series (P.* or P.x)
+// and "*" as the decisions say: a start or end without a digit ("*") is
+// no bound (ok false); a series end is opSeriesLE P, a series start P, a
+// single series opSeriesEQ P, and "> P.*" is opSeriesGT P. An opEQ text
+// without a digit is kept as it is (x must equal it).
+func condFor(op condOp, text string) (c cond, ok bool) {
 	text = strings.TrimSpace(text)
 	p, series := seriesOf(text)
 	switch op {
 	case opEQ:
 		if series {
-			return append(cs, cond{opSeriesEQ, p})
+			return cond{opSeriesEQ, p}, true
 		}
-		return append(cs, cond{opEQ, text})
+		return cond{opEQ, text}, true
 	case opLT, opLE:
 		if !hasDigit(text) {
-			return cs
+			return cond{}, false
 		}
 		if series {
-			return append(cs, cond{opSeriesLE, p})
+			return cond{opSeriesLE, p}, true
 		}
 	case opGT, opGE:
 		if !hasDigit(text) {
-			return cs
+			return cond{}, false
 		}
 		if series {
 			// Past the whole series P (> P.*): x's leading tokens > P;
 			// from its start (>= P.*): x >= P.
 			if op == opGT {
-				return append(cs, cond{opSeriesGT, p})
+				return cond{opSeriesGT, p}, true
 			}
-			return append(cs, cond{opGE, p})
+			return cond{opGE, p}, true
 		}
 	}
-	return append(cs, cond{op, text})
+	return cond{op, text}, true
 }
 
 // hold reports whether x meets every condition.
