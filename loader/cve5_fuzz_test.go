@@ -3,6 +3,7 @@ package loader
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/vulnd/vulnd/index"
 	"io"
 	"os"
 	"strings"
@@ -66,3 +67,63 @@ func FuzzDecodeCVE5(f *testing.F) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// FuzzParseAliases checks that the alias parser never panics, fails with
+// one line naming the file, and maps what a valid line says.
+func FuzzParseAliases(f *testing.F) {
+	f.Add(defaultAliasesText)
+	for _, s := range []string{"a/b c/d # r", "*/b c/d", "a/b c/d\na/b e/f", "a b", "#", "\n\n", "/ /", "a/b/c d/e/f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		a, err := ParseAliases("f", strings.NewReader(text))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "loader: aliases f") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		for from, to := range a.m {
+			if from.Vendor == "" || from.Product == "" || to.Vendor == "" || to.Product == "" {
+				t.Fatalf("mapping %v -> %v", from, to)
+			}
+			if from.Vendor != "*" && NormalizeName(from.Vendor) != from.Vendor || NormalizeName(from.Product) != from.Product {
+				t.Fatalf("left side %v not normalised", from)
+			}
+			if k, ok := a.Lookup(from.Vendor, from.Product); !ok || k != to {
+				t.Fatalf("Lookup(%v) = %v, %v; want %v", from, k, ok, to)
+			}
+		}
+	})
+}
+
+// FuzzEntryKeys checks that keys are never empty, never "*" or "-", and
+// that names give normalised keys.
+func FuzzEntryKeys(f *testing.F) {
+	f.Add("Linux", "Linux", "", "cpe:2.3:o:linux:linux_kernel:*:*:*:*:*:*:*:*")
+	f.Add("n/a", "PostgreSQL", "", "")
+	f.Add("V", "", "pkg", "cpe:/a:v%2f:p")
+	aliases, err := DefaultAliases()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, vendor, product, pkg, cpe string) {
+		e := index.AffectedEntry{Vendor: &vendor, Product: &product, PackageName: &pkg}
+		if cpe != "" {
+			e.CPEs = []string{cpe, cpe}
+		}
+		for _, a := range []*Aliases{nil, aliases} {
+			keys := EntryKeys(&e, a)
+			if len(keys) > 1 {
+				t.Fatalf("keys %v for one CPE", keys)
+			}
+			for _, k := range keys {
+				for _, s := range []string{k.Vendor, k.Product} {
+					if s == "" || s == "*" || s == "-" {
+						t.Fatalf("key %v", k)
+					}
+				}
+			}
+		}
+	})
+}

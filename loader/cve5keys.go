@@ -35,7 +35,8 @@ func (k ProductKey) String() string { return k.Vendor + "/" + k.Product }
 //     aliases when they name it (exactly, else through a "*" vendor);
 //     otherwise they give the key of the two normalised names, unless
 //     either is empty, "n/a", "unknown", "unspecified" or "-" (trimmed,
-//     in any letter case), which gives no key.
+//     in any letter case), or either normalises to a name without a
+//     letter or digit ("-!" is "-"), which gives no key.
 //
 // aliases may be nil (no aliases). EntryKeys is safe for concurrent use.
 func EntryKeys(e *index.AffectedEntry, aliases *Aliases) []ProductKey {
@@ -64,10 +65,16 @@ func EntryKeys(e *index.AffectedEntry, aliases *Aliases) []ProductKey {
 	if k, ok := aliases.Lookup(nv, np); ok {
 		return []ProductKey{k}
 	}
-	if noKeyName(vendor) || noKeyName(product) || nv == "" || np == "" {
+	if noKeyName(vendor) || noKeyName(product) || !hasAlnum(nv) || !hasAlnum(np) {
 		return nil
 	}
 	return []ProductKey{{nv, np}}
+}
+
+// hasAlnum reports whether a normalised name holds a letter or a digit:
+// one that does not ("", "-", "._") names nothing.
+func hasAlnum(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' }) >= 0
 }
 
 // noKeyName reports whether a vendor or product name says nothing.

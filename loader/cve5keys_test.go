@@ -74,6 +74,7 @@ func TestEntryKeys(t *testing.T) {
 		{"no vendor", index.AffectedEntry{Product: sp("x")}, nil, nil},
 		{"empty", index.AffectedEntry{}, def, nil},
 		{"symbols only", index.AffectedEntry{Vendor: sp("***"), Product: sp("x")}, nil, nil},
+		{"dash once normalised", index.AffectedEntry{Vendor: sp("-!"), Product: sp("x")}, nil, nil},
 		// packageName when there is no product (or one giving no key).
 		{"packageName", index.AffectedEntry{Vendor: sp("Theme Blvd"), PackageName: sp("tweeple")}, nil, []ProductKey{k("theme_blvd", "tweeple")}},
 		{"packageName for n/a", index.AffectedEntry{Vendor: sp("V"), Product: sp("n/a"), PackageName: sp("pkg")}, nil, []ProductKey{k("v", "pkg")}},
