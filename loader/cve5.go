@@ -273,17 +273,11 @@ func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
 
 	// Metrics: the CNA's, then each ADP's; cvss from the CNA's, else
 	// from the ADPs' together.
-	cnaMetrics, err := cve5NVDMetrics(cna.Metrics, out.Assigner)
-	if err != nil {
-		return nil, fmt.Errorf("cna: %w", err)
-	}
+	cnaMetrics := cve5NVDMetrics(cna.Metrics, out.Assigner)
 	var adpMetrics nvdMetrics
 	for i := range r.Containers.ADP {
 		adp := &r.Containers.ADP[i]
-		ms, err := cve5NVDMetrics(adp.Metrics, adp.ProviderMetadata.ShortName)
-		if err != nil {
-			return nil, fmt.Errorf("adp %d: %w", i+1, err)
-		}
+		ms := cve5NVDMetrics(adp.Metrics, adp.ProviderMetadata.ShortName)
 		adpMetrics.V2, adpMetrics.V30 = append(adpMetrics.V2, ms.V2...), append(adpMetrics.V30, ms.V30...)
 		adpMetrics.V31, adpMetrics.V40 = append(adpMetrics.V31, ms.V31...), append(adpMetrics.V40, ms.V40...)
 	}
@@ -337,7 +331,7 @@ func cve5CWEs(c *cve5Container) ([]string, error) {
 
 // cve5NVDMetrics sorts a container's CVSS metrics by version in the shape
 // of NVD's, so that mapMetrics can apply the one newest-version rule.
-func cve5NVDMetrics(ms []cve5Metric, source string) (nvdMetrics, error) {
+func cve5NVDMetrics(ms []cve5Metric, source string) nvdMetrics {
 	var out nvdMetrics
 	for _, m := range ms {
 		for _, v := range []struct {
@@ -356,7 +350,7 @@ func cve5NVDMetrics(ms []cve5Metric, source string) (nvdMetrics, error) {
 			*v.list = append(*v.list, n)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // appendCVE5Affected appends a container's affected entries.

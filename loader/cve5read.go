@@ -29,11 +29,6 @@ const maxCVE5SniffEntries = 64
 // midnight bundle is a zip holding cves.zip).
 const maxCVE5ZipDepth = 3
 
-// maxCVE5Record caps the size of one record, so that a hostile input
-// cannot make a single value exhaust memory. cvelistV5's largest records
-// are a few megabytes.
-const maxCVE5Record = 64 << 20
-
 // IsCVE5 tells whether the file at path holds CVE JSON 5 records, by its
 // content and whatever its name: decompressed as ReadCVE5 would (gzip,
 // zstd or plain), it is a JSON object whose top-level "dataType" is
@@ -356,9 +351,6 @@ func decodeCVE5Stream(r io.Reader, name string, skipOther bool, emit func(*CVE5R
 					return true, nil
 				}
 				return false, fail("record %d: %v", i, err)
-			}
-			if len(raw) > maxCVE5Record {
-				return false, fail("record %d: larger than %d bytes", i, maxCVE5Record)
 			}
 			if i == 1 && skipOther && !isCVE5Record(raw) {
 				return true, nil
