@@ -1,0 +1,428 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// CVE5Record is one CVE JSON 5 record of the CVE Program (a cvelistV5
+// file, or a record of CISA's vulnrichment), with what vulnd maps from it
+// (see the API decisions, "CVE records of the CVE Program, JSON 5").
+// ReadCVE5 makes them; a CVE5Record is never changed after that, so it is
+// safe for concurrent reads.
+type CVE5Record struct {
+	// ID is cveMetadata.cveId; State its state, PUBLISHED or REJECTED.
+	ID    string
+	State string
+	// Published and Updated are cveMetadata.datePublished and dateUpdated
+	// in the served form "YYYY-MM-DD HH:MM:SSZ" ("" when the record has
+	// none; Updated is Published then). Modified is dateUpdated at full
+	// precision (else datePublished, else zero), for MergeCVE5.
+	Published string
+	Updated   string
+	Modified  time.Time
+	// Assigner is the CNA's providerMetadata.shortName, else
+	// cveMetadata.assignerShortName.
+	Assigner string
+	// Description is the CNA's English description and RejectedReason
+	// its English rejected reason ("en", else "en-US", else the first;
+	// "" when none), the summary rule of NVD records.
+	Description    string
+	RejectedReason string
+	// CWEs are the distinct CWE-<n> of the CNA's problemTypes cweIds,
+	// ascending by number.
+	CWEs []string
+	// References are the CNA's, in record order: Source is Assigner, Type
+	// and Description come from the tags as for NVD's references.
+	References []index.Reference
+	// Metrics are the CVSS metrics of the CNA and then of each ADP, in
+	// record order: Version "2.0", "3.0", "3.1" or "4.0", Source the
+	// container's shortName, Type "" (no NVD type), Vector and Severity
+	// as written (severity in upper case). CVSS is the cvss member the
+	// decisions give such a CVE: from the CNA's metrics by the newest-
+	// version rule, else from the ADPs'.
+	Metrics []index.Metric
+	CVSS    index.CVSS
+	// Affected are the affected entries of the CNA, then of each ADP, in
+	// record order.
+	Affected []index.AffectedEntry
+	// SSVC is the first SSVC decision of an ADP (metrics[].other of type
+	// "ssvc"), nil when none.
+	SSVC *index.SSVC
+}
+
+// Summary is the record's summary as the decisions give it: the first
+// English rejected reason of a REJECTED record, else the English
+// description.
+func (r *CVE5Record) Summary() string {
+	if r.State == cve5Rejected {
+		return r.RejectedReason
+	}
+	return r.Description
+}
+
+// CVE returns the record as the API's CVE, for a CVE that NVD has not
+// published: spec fields as the decisions say, no CPEs.
+func (r *CVE5Record) CVE() index.CVE {
+	return index.CVE{
+		Name:       r.ID,
+		Summary:    r.Summary(),
+		CreatedAt:  r.Published,
+		UpdatedAt:  r.Updated,
+		CPEs:       []index.CPE{},
+		CWEs:       r.CWEs,
+		CVSS:       r.CVSS,
+		References: r.References,
+		Metrics:    r.Metrics,
+	}
+}
+
+// MergeCVE5 adds rec to byID, where two records of one CVE meet: the later
+// Modified wins; on a tie, rec (the one read later: from a file named
+// later, or later in the same file) does.
+func MergeCVE5(byID map[string]*CVE5Record, rec *CVE5Record) {
+	if old, ok := byID[rec.ID]; ok && old.Modified.After(rec.Modified) {
+		return
+	}
+	byID[rec.ID] = rec
+}
+
+// The two states a record of cvelistV5 can have.
+const (
+	cve5Published = "PUBLISHED"
+	cve5Rejected  = "REJECTED"
+)
+
+// cve5Raw is a CVE JSON 5 record, holding only the fields vulnd maps.
+type cve5Raw struct {
+	DataType string `json:"dataType"`
+	Metadata struct {
+		ID                string `json:"cveId"`
+		State             string `json:"state"`
+		AssignerShortName string `json:"assignerShortName"`
+		DatePublished     string `json:"datePublished"`
+		DateUpdated       string `json:"dateUpdated"`
+	} `json:"cveMetadata"`
+	Containers struct {
+		CNA *cve5Container  `json:"cna"`
+		ADP []cve5Container `json:"adp"`
+	} `json:"containers"`
+}
+
+type cve5Container struct {
+	ProviderMetadata struct {
+		ShortName string `json:"shortName"`
+	} `json:"providerMetadata"`
+	Descriptions    []nvdLangString `json:"descriptions"`
+	RejectedReasons []nvdLangString `json:"rejectedReasons"`
+	ProblemTypes    []struct {
+		Descriptions []struct {
+			CWEID string `json:"cweId"`
+		} `json:"descriptions"`
+	} `json:"problemTypes"`
+	References []struct {
+		URL  string   `json:"url"`
+		Tags []string `json:"tags"`
+	} `json:"references"`
+	Metrics  []cve5Metric   `json:"metrics"`
+	Affected []cve5Affected `json:"affected"`
+}
+
+type cve5Metric struct {
+	V2    *cve5CVSS `json:"cvssV2_0"`
+	V30   *cve5CVSS `json:"cvssV3_0"`
+	V31   *cve5CVSS `json:"cvssV3_1"`
+	V40   *cve5CVSS `json:"cvssV4_0"`
+	Other *struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+	} `json:"other"`
+}
+
+// cve5CVSS holds the fields of a CVSS object that NVD's cvssData has
+// under the same names.
+type cve5CVSS struct {
+	VectorString          string   `json:"vectorString"`
+	BaseSeverity          string   `json:"baseSeverity"`
+	BaseScore             *float64 `json:"baseScore"`
+	AccessVector          *string  `json:"accessVector"`
+	AccessComplexity      *string  `json:"accessComplexity"`
+	Authentication        *string  `json:"authentication"`
+	ConfidentialityImpact *string  `json:"confidentialityImpact"`
+	IntegrityImpact       *string  `json:"integrityImpact"`
+	AvailabilityImpact    *string  `json:"availabilityImpact"`
+}
+
+type cve5Affected struct {
+	Vendor        *string       `json:"vendor"`
+	Product       *string       `json:"product"`
+	PackageName   *string       `json:"packageName"`
+	CPEs          []string      `json:"cpes"`
+	DefaultStatus *string       `json:"defaultStatus"`
+	Versions      []cve5Version `json:"versions"`
+	Platforms     []string      `json:"platforms"`
+}
+
+type cve5Version struct {
+	Version         *string `json:"version"`
+	Status          *string `json:"status"`
+	VersionType     string  `json:"versionType"`
+	LessThan        *string `json:"lessThan"`
+	LessThanOrEqual *string `json:"lessThanOrEqual"`
+	Changes         []struct {
+		At     *string `json:"at"`
+		Status *string `json:"status"`
+	} `json:"changes"`
+}
+
+// ssvcContent is the content of an SSVC decision as CISA's ADP writes it.
+type ssvcContent struct {
+	Timestamp *string          `json:"timestamp"`
+	Options   []map[string]any `json:"options"`
+}
+
+// isCVE5Record reports whether raw is a CVE JSON 5 record, by its
+// dataType.
+func isCVE5Record(raw []byte) bool {
+	var head struct {
+		DataType string `json:"dataType"`
+	}
+	return json.Unmarshal(raw, &head) == nil && head.DataType == "CVE_RECORD"
+}
+
+// cve5IDOf returns the cveId of a record that may not decode whole, ""
+// when it has none that can be read.
+func cve5IDOf(raw []byte) string {
+	var head struct {
+		Metadata struct {
+			ID string `json:"cveId"`
+		} `json:"cveMetadata"`
+	}
+	if json.Unmarshal(raw, &head) != nil || len(head.Metadata.ID) > 40 {
+		return ""
+	}
+	return head.Metadata.ID
+}
+
+// decodeCVE5 decodes and maps one record.
+func decodeCVE5(raw []byte) (*CVE5Record, error) {
+	var r cve5Raw
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if r.DataType != "CVE_RECORD" {
+		return nil, fmt.Errorf("dataType %q, want CVE_RECORD", r.DataType)
+	}
+	return mapCVE5(&r)
+}
+
+// mapCVE5 turns a decoded record into a CVE5Record, following the API
+// decisions.
+func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
+	m := &r.Metadata
+	if m.ID == "" {
+		return nil, errors.New("no cveMetadata.cveId")
+	}
+	if !cveIDPattern.MatchString(m.ID) {
+		return nil, fmt.Errorf("malformed cveId %q", m.ID)
+	}
+	if m.State != cve5Published && m.State != cve5Rejected {
+		return nil, fmt.Errorf("state %q, want PUBLISHED or REJECTED", m.State)
+	}
+	out := &CVE5Record{ID: m.ID, State: m.State, Assigner: m.AssignerShortName}
+	if m.DatePublished != "" {
+		t, err := parseNVDTime(m.DatePublished)
+		if err != nil {
+			return nil, fmt.Errorf("datePublished: %w", err)
+		}
+		out.Published, out.Modified = formatTime(t), t
+	}
+	out.Updated = out.Published
+	if m.DateUpdated != "" {
+		t, err := parseNVDTime(m.DateUpdated)
+		if err != nil {
+			return nil, fmt.Errorf("dateUpdated: %w", err)
+		}
+		out.Updated, out.Modified = formatTime(t), t
+	}
+	cna := r.Containers.CNA
+	if cna == nil {
+		return nil, errors.New("no containers.cna")
+	}
+	if s := cna.ProviderMetadata.ShortName; s != "" {
+		out.Assigner = s
+	}
+	out.Description = summaryOf(cna.Descriptions)
+	out.RejectedReason = summaryOf(cna.RejectedReasons)
+	var err error
+	if out.CWEs, err = cve5CWEs(cna); err != nil {
+		return nil, err
+	}
+	for _, ref := range cna.References {
+		out.References = append(out.References, mapReference(nvdReference{URL: ref.URL, Source: out.Assigner, Tags: ref.Tags}))
+	}
+	if out.References == nil {
+		out.References = []index.Reference{}
+	}
+
+	// Metrics: the CNA's, then each ADP's; cvss from the CNA's, else
+	// from the ADPs' together.
+	cnaMetrics := cve5NVDMetrics(cna.Metrics, out.Assigner)
+	var adpMetrics nvdMetrics
+	for i := range r.Containers.ADP {
+		adp := &r.Containers.ADP[i]
+		ms := cve5NVDMetrics(adp.Metrics, adp.ProviderMetadata.ShortName)
+		adpMetrics.V2, adpMetrics.V30 = append(adpMetrics.V2, ms.V2...), append(adpMetrics.V30, ms.V30...)
+		adpMetrics.V31, adpMetrics.V40 = append(adpMetrics.V31, ms.V31...), append(adpMetrics.V40, ms.V40...)
+	}
+	cvss, all, err := mapMetrics(&cnaMetrics)
+	if err != nil {
+		return nil, fmt.Errorf("cna: %w", err)
+	}
+	adpCVSS, adpAll, err := mapMetrics(&adpMetrics)
+	if err != nil {
+		return nil, fmt.Errorf("adp: %w", err)
+	}
+	if cvss.Source == nil {
+		cvss = adpCVSS
+	}
+	out.CVSS, out.Metrics = cvss, append(all, adpAll...)
+
+	// Affected entries, CNA first.
+	if out.Affected, err = appendCVE5Affected(nil, "cna", cna.Affected); err != nil {
+		return nil, err
+	}
+	for i := range r.Containers.ADP {
+		adp := &r.Containers.ADP[i]
+		source := "adp:" + adp.ProviderMetadata.ShortName
+		if out.Affected, err = appendCVE5Affected(out.Affected, source, adp.Affected); err != nil {
+			return nil, err
+		}
+		if out.SSVC == nil {
+			out.SSVC = cve5SSVC(adp.Metrics)
+		}
+	}
+	return out, nil
+}
+
+// cve5CWEs returns the distinct CWE-<n> of the container's problemTypes
+// cweIds, ascending by number.
+func cve5CWEs(c *cve5Container) ([]string, error) {
+	var ws []nvdWeakness
+	for _, pt := range c.ProblemTypes {
+		for _, d := range pt.Descriptions {
+			if d.CWEID == "" {
+				continue
+			}
+			if _, ok := index.CWENumber(strings.TrimSpace(d.CWEID)); !ok {
+				return nil, fmt.Errorf("problemTypes: cweId %q is not a CWE name", d.CWEID)
+			}
+			ws = append(ws, nvdWeakness{Description: []nvdLangString{{Value: d.CWEID}}})
+		}
+	}
+	return mapCWEs(ws)
+}
+
+// cve5NVDMetrics sorts a container's CVSS metrics by version in the shape
+// of NVD's, so that mapMetrics can apply the one newest-version rule.
+func cve5NVDMetrics(ms []cve5Metric, source string) nvdMetrics {
+	var out nvdMetrics
+	for _, m := range ms {
+		for _, v := range []struct {
+			c    *cve5CVSS
+			list *[]nvdMetric
+		}{{m.V2, &out.V2}, {m.V30, &out.V30}, {m.V31, &out.V31}, {m.V40, &out.V40}} {
+			if v.c == nil {
+				continue
+			}
+			var n nvdMetric
+			n.Source = source
+			d := &n.CVSSData
+			d.VectorString, d.BaseSeverity, d.BaseScore = v.c.VectorString, v.c.BaseSeverity, v.c.BaseScore
+			d.AccessVector, d.AccessComplexity, d.Authentication = v.c.AccessVector, v.c.AccessComplexity, v.c.Authentication
+			d.ConfidentialityImpact, d.IntegrityImpact, d.AvailabilityImpact = v.c.ConfidentialityImpact, v.c.IntegrityImpact, v.c.AvailabilityImpact
+			*v.list = append(*v.list, n)
+		}
+	}
+	return out
+}
+
+// appendCVE5Affected appends a container's affected entries.
+func appendCVE5Affected(dst []index.AffectedEntry, source string, as []cve5Affected) ([]index.AffectedEntry, error) {
+	for i, a := range as {
+		e := index.AffectedEntry{
+			Source:        source,
+			Vendor:        a.Vendor,
+			Product:       a.Product,
+			PackageName:   a.PackageName,
+			CPEs:          a.CPEs,
+			DefaultStatus: a.DefaultStatus,
+			Platforms:     a.Platforms,
+		}
+		if a.Versions != nil {
+			e.Versions = make([]index.AffectedVersion, len(a.Versions))
+		}
+		for j, v := range a.Versions {
+			fail := func(what string) error {
+				return fmt.Errorf("%s affected %d: version %d: %s", source, i+1, j+1, what)
+			}
+			if v.Version == nil {
+				return nil, fail("no version")
+			}
+			if v.Status == nil {
+				return nil, fail("no status")
+			}
+			ev := index.AffectedVersion{Version: *v.Version, Status: *v.Status, VersionType: v.VersionType,
+				LessThan: v.LessThan, LessThanOrEqual: v.LessThanOrEqual}
+			for k, c := range v.Changes {
+				if c.At == nil || c.Status == nil {
+					return nil, fail(fmt.Sprintf("change %d: no at or no status", k+1))
+				}
+				ev.Changes = append(ev.Changes, index.StatusChange{At: *c.At, Status: *c.Status})
+			}
+			e.Versions[j] = ev
+		}
+		dst = append(dst, e)
+	}
+	return dst, nil
+}
+
+// cve5SSVC returns the first SSVC decision among an ADP's metrics, nil
+// when there is none. Its content is free-form in the schema: what does
+// not read as CISA writes it is left out (null), never an error.
+func cve5SSVC(ms []cve5Metric) *index.SSVC {
+	for _, m := range ms {
+		if m.Other == nil || !strings.EqualFold(m.Other.Type, "ssvc") {
+			continue
+		}
+		var c ssvcContent
+		if json.Unmarshal(m.Other.Content, &c) != nil {
+			return &index.SSVC{}
+		}
+		s := &index.SSVC{Timestamp: c.Timestamp}
+		for _, opt := range c.Options {
+			for k, v := range opt {
+				str, ok := v.(string)
+				if !ok {
+					continue
+				}
+				switch {
+				case strings.EqualFold(k, "Exploitation"):
+					s.Exploitation = &str
+				case strings.EqualFold(k, "Automatable"):
+					s.Automatable = &str
+				case strings.EqualFold(k, "Technical Impact"):
+					s.TechnicalImpact = &str
+				}
+			}
+		}
+		return s
+	}
+	return nil
+}
