@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -300,6 +302,41 @@ func (c *call) stream(w http.ResponseWriter, l index.List) (n int) {
 	return n
 }
 
+// batchBodyErr is the answer to a batch body that failed to read or
+// decode: 413 once the body passed maxBatchBody, else 400.
+func batchBodyErr(err error) error {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return errBatchTooBig
+	}
+	return errBadBatchBody
+}
+
+// errAfterObject is onlySpace's answer to a byte that is not JSON
+// whitespace.
+var errAfterObject = errors.New("httpapi: more than whitespace after the JSON object")
+
+// onlySpace reads r to its end and fails at the first byte that is not
+// JSON whitespace (errAfterObject), or with r's error. Reading in order,
+// a body already wrong within its first maxBatchBody bytes is refused as
+// wrong, one longer than that which was not as too long.
+func onlySpace(r io.Reader) error {
+	var buf [4096]byte
+	for {
+		n, err := r.Read(buf[:])
+		for _, b := range buf[:n] {
+			if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+				return errAfterObject
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // maxBatch is the most names one batch lookup takes; maxBatchBody bounds
 // its POST body.
 const (
@@ -319,11 +356,11 @@ func cveBatch(c *call) (result, error) {
 			Names *[]string `json:"names"`
 		}
 		dec := json.NewDecoder(body)
-		if err := dec.Decode(&req); err != nil || dec.More() {
-			if _, tooBig := err.(*http.MaxBytesError); tooBig {
-				return result{}, errBatchTooBig
-			}
-			return result{}, errBadBatchBody
+		if err := dec.Decode(&req); err != nil {
+			return result{}, batchBodyErr(err)
+		}
+		if err := onlySpace(io.MultiReader(dec.Buffered(), body)); err != nil {
+			return result{}, batchBodyErr(err)
 		}
 		if req.Names == nil {
 			return result{}, errBadBatchBody

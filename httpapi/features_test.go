@@ -315,6 +315,14 @@ func TestBatch(t *testing.T) {
 		{`not json`, 400, errBadBatchBody.message},
 		{``, 400, errBadBatchBody.message},
 		{`{"names":["` + strings.Repeat("x", maxBatchBody) + `"]}`, 413, errBatchTooBig.message},
+		// After the object: whitespace only, and within the limit.
+		{`{"names":["CVE-2024-0001"]}` + " \t\r\n", 200, ""},
+		{`{"names":["CVE-2024-0001"]}]`, 400, errBadBatchBody.message},
+		{`{"names":["CVE-2024-0001"]}}`, 400, errBadBatchBody.message},
+		{`{"names":["CVE-2024-0001"]} x`, 400, errBadBatchBody.message},
+		{`{"names":["CVE-2024-0001"]}` + strings.Repeat(" ", maxBatchBody), 413, errBatchTooBig.message},
+		{`{"names":["CVE-2024-0001"]}` + strings.Repeat(" ", maxBatchBody) + "]", 413, errBatchTooBig.message},
+		{`{"names":["CVE-2024-0001"]}]` + strings.Repeat(" ", maxBatchBody), 400, errBadBatchBody.message},
 	} {
 		res, body := post(tc.body)
 		if res.StatusCode != tc.status || (tc.msg != "" && string(body) != `{"message":`+strconv.Quote(tc.msg)+`}`) {
