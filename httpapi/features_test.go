@@ -147,6 +147,9 @@ func TestCVEListFilters(t *testing.T) {
 		{"/cve?page=0&updated_since=2024-01-01T00:00:00Z", errBadPage.message},
 		{"/vendors/nope/cve?updated_since=bad", errVendorNotFound.message},
 		{"/vendors/nope/cve?page=x", errBadPage.message},
+		// A raw "+" is a space: the message says how to send an offset.
+		{"/cve?updated_since=2024-02-15T01:00:00+01:00", "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)"},
+		{"/cve?published_since=2024-02-15T01:00:00+01:00", "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)"},
 	} {
 		res, body := do(t, srv, "GET", tc.target, nil)
 		want := `{"message":` + strconv.Quote(tc.msg) + `}`
