@@ -56,9 +56,9 @@ var successOnly = [...]string{"Etag", "Last-Modified", "Cache-Control", "Content
 
 // writeError answers err; it returns the status and the body bytes written.
 func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n int) {
-	e, ok := err.(*apiError) // handlers return these unwrapped: no search
+	e, ok := errors.AsType[*apiError](err)
 	if !ok {
-		e = wrappedAPIError(err)
+		e = errInternal // any other error is ours
 	}
 	body := e.body
 	hdr := w.Header()
@@ -74,17 +74,4 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n in
 		n, _ = w.Write(body)
 	}
 	return e.status, n
-}
-
-// wrappedAPIError finds an API error inside err; any other error is ours:
-// a 500. It is apart from writeError so that the fast path does not pay
-// for errors.As's target escaping to the heap.
-//
-//go:noinline
-func wrappedAPIError(err error) *apiError {
-	var e *apiError
-	if errors.As(err, &e) {
-		return e
-	}
-	return errInternal
 }
