@@ -125,8 +125,8 @@ func cveList(c *call) (result, error) {
 	// vendor's is intersected with it instead.
 	var cweList, vendorList index.CVEList
 	if hasCWE {
-		m, ok := c.ix.CWECVEs(cwe)
-		if !ok {
+		m, err := c.ix.CWECVEs(cwe)
+		if err != nil {
 			m = c.ix.NoCVEs()
 		}
 		cweList = m
@@ -134,16 +134,15 @@ func cveList(c *call) (result, error) {
 	}
 	if hasVendor {
 		var m index.CVEList
-		ok := false
 		switch {
 		case hasVersion:
-			m, _, ok = c.ix.ProductCVEsAt(vendor, product, version)
+			m, err = c.ix.ProductCVEsAt(vendor, product, version)
 		case hasProduct:
-			m, _, ok = c.ix.ProductCVEs(vendor, product)
+			m, err = c.ix.ProductCVEs(vendor, product)
 		default:
-			m, ok = c.ix.VendorCVEs(vendor)
+			m, err = c.ix.VendorCVEs(vendor)
 		}
-		if !ok {
+		if err != nil {
 			m = c.ix.NoCVEs()
 		}
 		vendorList = m
@@ -166,7 +165,7 @@ func cveList(c *call) (result, error) {
 	case cweList.Len() < vendorList.Len()/8:
 		l = cweList.And(vendorList).InBand(b)
 	default:
-		l, _ = vendorList.CitingCWE(cwe)
+		l, _ = vendorList.CitingCWE(cwe) // no such CWE: no CVE
 		l = l.InBand(b)
 	}
 	return c.cveFilters(l)
@@ -179,9 +178,9 @@ func cweCVEs(c *call) (result, error) {
 	if err := refuseVersion(c); err != nil {
 		return result{}, err
 	}
-	l, ok := c.ix.CWECVEs(c.param("name"))
-	if !ok {
-		return result{}, errCWENotFound
+	l, err := c.ix.CWECVEs(c.param("name"))
+	if err != nil {
+		return result{}, err
 	}
 	return c.cveFilters(l)
 }
@@ -193,9 +192,9 @@ func vendorCVEs(c *call) (result, error) {
 	if err := refuseVersion(c); err != nil {
 		return result{}, err
 	}
-	l, ok := c.ix.VendorCVEs(c.param("vendor"))
-	if !ok {
-		return result{}, errVendorNotFound
+	l, err := c.ix.VendorCVEs(c.param("vendor"))
+	if err != nil {
+		return result{}, err
 	}
 	return c.cveFilters(l)
 }
@@ -238,18 +237,15 @@ func productCVEs(c *call) (result, error) {
 		return result{}, errBadVersion
 	}
 	vendor, product := c.param("vendor"), c.param("product")
-	var (
-		l            index.CVEList
-		vendorOK, ok bool
-	)
+	var l index.CVEList
 	if hasVersion {
-		l, vendorOK, ok = c.ix.ProductCVEsAt(vendor, product, version)
+		l, err = c.ix.ProductCVEsAt(vendor, product, version)
 		c.keep("version", version)
 	} else {
-		l, vendorOK, ok = c.ix.ProductCVEs(vendor, product)
+		l, err = c.ix.ProductCVEs(vendor, product)
 	}
-	if !ok {
-		return result{}, productErr(vendorOK)
+	if err != nil {
+		return result{}, err
 	}
 	return c.cveFilters(l)
 }
@@ -395,8 +391,8 @@ func cveBatch(c *call) (result, error) {
 			continue
 		}
 		seen[key] = true
-		body, ok := c.ix.CVE(name)
-		if !ok {
+		body, err := c.ix.CVE(name)
+		if err != nil {
 			missing = append(missing, name)
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // apiError is an error with the status and the one-sentence message the
@@ -21,7 +23,8 @@ func newAPIError(status int, message string) *apiError {
 
 func (e *apiError) Error() string { return e.message }
 
-// The errors of the API, in one table.
+// The errors of the API, in one table: the API's own, then the index's
+// (indexErrors) as the API answers them.
 var (
 	errCVENotFound        = newAPIError(http.StatusNotFound, "CVE not found")
 	errCWENotFound        = newAPIError(http.StatusNotFound, "CWE not found")
@@ -51,15 +54,40 @@ var (
 	errInternal           = newAPIError(http.StatusInternalServerError, "internal error")
 )
 
+// indexErrors are the errors of the index's lookups as the API answers
+// them. A handler returns them as the index does.
+var indexErrors = [...]struct {
+	err error
+	api *apiError
+}{
+	{index.ErrCVENotFound, errCVENotFound},
+	{index.ErrCWENotFound, errCWENotFound},
+	{index.ErrVendorNotFound, errVendorNotFound},
+	{index.ErrProductNotFound, errProductNotFound},
+	{index.ErrReportNotFound, errReportNotFound},
+	{index.ErrAlertNotFound, errAlertNotFound},
+}
+
+// apiErrorOf is the answer to err: the API error it is or wraps, or the
+// one of the index error it is or wraps; any other error is ours, a 500.
+func apiErrorOf(err error) *apiError {
+	if e, ok := errors.AsType[*apiError](err); ok {
+		return e
+	}
+	for _, m := range indexErrors {
+		if errors.Is(err, m.err) {
+			return m.api
+		}
+	}
+	return errInternal
+}
+
 // successOnly are the headers only a 200 or 304 carries.
 var successOnly = [...]string{"Etag", "Last-Modified", "Cache-Control", "Content-Encoding", "Link", "X-Total-Count"}
 
 // writeError answers err; it returns the status and the body bytes written.
 func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n int) {
-	e, ok := errors.AsType[*apiError](err)
-	if !ok {
-		e = errInternal // any other error is ours
-	}
+	e := apiErrorOf(err)
 	body := e.body
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonType

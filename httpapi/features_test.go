@@ -180,8 +180,8 @@ func TestNDJSON(t *testing.T) {
 	ix := filterData(t)
 	srv := newTestServer(t, ix)
 	full := func(name string) string {
-		b, ok := ix.CVE(name)
-		if !ok {
+		b, err := ix.CVE(name)
+		if err != nil {
 			t.Fatalf("no %s", name)
 		}
 		return string(b)

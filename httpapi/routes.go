@@ -33,22 +33,16 @@ var routes = []struct {
 
 func cweList(c *call) (result, error) { return c.page(c.ix.CWEs()) }
 
-func cweOne(c *call) (result, error) {
-	b, ok := c.ix.CWE(c.param("name"))
-	return one(b, ok, errCWENotFound)
-}
+func cweOne(c *call) (result, error) { return one(c.ix.CWE(c.param("name"))) }
 
-func cveOne(c *call) (result, error) {
-	b, ok := c.ix.CVE(c.param("name"))
-	return one(b, ok, errCVENotFound)
-}
+func cveOne(c *call) (result, error) { return one(c.ix.CVE(c.param("name"))) }
 
 // cveDetails is what NVD says of a CVE beyond its body: status, KEV and
 // every CVSS metric.
 func cveDetails(c *call) (result, error) {
-	b, ok := c.ix.AppendDetails(c.buf[:0], c.param("name"))
-	if !ok {
-		return result{}, errCVENotFound
+	b, err := c.ix.AppendDetails(c.buf[:0], c.param("name"))
+	if err != nil {
+		return result{}, err
 	}
 	c.buf = b
 	return result{body: b}, nil
@@ -67,10 +61,7 @@ func vendorList(c *call) (result, error) {
 	return c.page(c.ix.SearchVendors(q))
 }
 
-func vendorOne(c *call) (result, error) {
-	b, ok := c.ix.Vendor(c.param("vendor"))
-	return one(b, ok, errVendorNotFound)
-}
+func vendorOne(c *call) (result, error) { return one(c.ix.Vendor(c.param("vendor"))) }
 
 // productList is a vendor's every product or, with q, those whose name or
 // human_name holds q, ignoring case. It is not paged.
@@ -79,52 +70,34 @@ func productList(c *call) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	l, ok := c.ix.SearchProducts(c.param("vendor"), q)
-	if !ok {
-		return result{}, errVendorNotFound
+	l, err := c.ix.SearchProducts(c.param("vendor"), q)
+	if err != nil {
+		return result{}, err
 	}
 	c.buf = l.AppendAll(c.buf[:0])
 	return result{body: c.buf}, nil
 }
 
 func productOne(c *call) (result, error) {
-	b, vendorOK, ok := c.ix.Product(c.param("vendor"), c.param("product"))
-	return one(b, ok, productErr(vendorOK))
+	return one(c.ix.Product(c.param("vendor"), c.param("product")))
 }
 
 func reportList(c *call) (result, error) { return c.page(c.ix.Reports()) }
 
-func reportOne(c *call) (result, error) {
-	b, ok := c.ix.Report(c.param("report"))
-	return one(b, ok, errReportNotFound)
-}
+func reportOne(c *call) (result, error) { return one(c.ix.Report(c.param("report"))) }
 
-func reportAlerts(c *call) (result, error) {
-	b, ok := c.ix.ReportAlerts(c.param("report"))
-	return one(b, ok, errReportNotFound)
-}
+func reportAlerts(c *call) (result, error) { return one(c.ix.ReportAlerts(c.param("report"))) }
 
 func alertEvents(c *call) (result, error) {
-	b, reportOK, ok := c.ix.AlertEvents(c.param("report"), c.param("alert"))
-	if !reportOK {
-		return result{}, errReportNotFound
-	}
-	return one(b, ok, errAlertNotFound)
+	return one(c.ix.AlertEvents(c.param("report"), c.param("alert")))
 }
 
-// one turns a lookup's (body, ok) into a handler's result, err for a miss.
-func one(b []byte, ok bool, err error) (result, error) {
-	if !ok {
+// one turns a lookup's answer into a handler's.
+func one(b []byte, err error) (result, error) {
+	if err != nil {
 		return result{}, err
 	}
 	return result{body: b}, nil
-}
-
-func productErr(vendorOK bool) error {
-	if !vendorOK {
-		return errVendorNotFound
-	}
-	return errProductNotFound
 }
 
 // bandParams is the cvss parameter of each band as the Link header of

@@ -139,17 +139,18 @@ func (l CVEList) WithKEV(want bool) CVEList {
 }
 
 // CitingCWE returns the CVEs of l that cite the CWE named name (matched as
-// CWECVEs matches it), in list order; ok is false when the catalog has no
-// such CWE. It looks at each CVE's own CWEs, so it costs what l's length
-// costs: on a list much shorter than the CWE's, less than And.
-func (l CVEList) CitingCWE(name string) (CVEList, bool) {
+// CWECVEs matches it), in list order, or no CVE and ErrCWENotFound when
+// the catalog has no such CWE. It looks at each CVE's own CWEs, so it
+// costs what l's length costs: on a list much shorter than the CWE's,
+// less than And.
+func (l CVEList) CitingCWE(name string) (CVEList, error) {
 	if !l.isCVEList() {
-		return l, true
+		return l, nil
 	}
 	ix := l.ix
 	c, ok := ix.cwePos(name)
 	if !ok {
-		return ix.NoCVEs(), false
+		return ix.NoCVEs(), ErrCWENotFound
 	}
 	var out []int32
 	visit := func(p int32) {
@@ -169,7 +170,7 @@ func (l CVEList) CitingCWE(name string) (CVEList, bool) {
 			visit(p)
 		}
 	}
-	return ix.cveList(orEmpty(out), false), true
+	return ix.cveList(orEmpty(out), false), nil
 }
 
 // And returns the CVEs in both l and m, two CVE lists of one index, in

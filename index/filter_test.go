@@ -219,13 +219,13 @@ func TestCitingCWE(t *testing.T) {
 	for _, l := range []CVEList{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false)} {
 		for _, n := range []string{"CWE-1", "cwe-2", "CWE-3"} {
 			m, _ := ix.CWECVEs(n)
-			got, ok := l.CitingCWE(n)
-			if want := positionsOf(l.And(m)); !ok || !cmp.Equal(want, positionsOf(got)) || len(want) == 0 {
+			got, err := l.CitingCWE(n)
+			if want := positionsOf(l.And(m)); err != nil || !cmp.Equal(want, positionsOf(got)) || len(want) == 0 {
 				t.Errorf("%s on %d CVEs: %d, want %d", n, l.Len(), got.Len(), len(want))
 			}
 		}
-		if got, ok := l.CitingCWE("CWE-999"); ok || got.Len() != 0 {
-			t.Errorf("a CWE outside the catalog: ok %v, %d CVEs", ok, got.Len())
+		if got, err := l.CitingCWE("CWE-999"); err != ErrCWENotFound || got.Len() != 0 {
+			t.Errorf("a CWE outside the catalog: %v, %d CVEs", err, got.Len())
 		}
 	}
 }
