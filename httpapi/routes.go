@@ -1,7 +1,5 @@
 package httpapi
 
-import "github.com/vulnd/vulnd/index"
-
 // routes is the API: one line per endpoint. Paths are matched against the
 // still-escaped request path; every :param is percent-decoded before the
 // handler sees it.
@@ -31,64 +29,71 @@ var routes = []struct {
 	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
 }
 
-func cweList(c *call) (result, error) { return c.page(c.ix.CWEs()) }
-
-func cweOne(c *call) (result, error) { return one(c.ix.CWE(c.param("name"))) }
-
-func cveOne(c *call) (result, error) { return one(c.ix.CVE(c.param("name"))) }
-
-// cveDetails is what NVD says of a CVE beyond its body: status, KEV and
-// every CVSS metric.
-func cveDetails(c *call) (result, error) {
-	b, err := c.ix.AppendDetails(c.buf[:0], c.param("name"))
+func cweList(c call, dst []byte) (result, error) {
+	p, err := parsePageQuery(c.r.URL.RawQuery)
 	if err != nil {
 		return result{}, err
 	}
-	c.buf = b
-	return result{body: b}, nil
+	return c.page(dst, c.ix.CWEs(), p, "")
+}
+
+func cweOne(c call, _ []byte) (result, error) { return one(c.ix.CWE(c.param("name"))) }
+
+func cveOne(c call, _ []byte) (result, error) { return one(c.ix.CVE(c.param("name"))) }
+
+// cveDetails is what NVD says of a CVE beyond its body: status, KEV and
+// every CVSS metric.
+func cveDetails(c call, dst []byte) (result, error) {
+	b, err := c.ix.AppendDetails(dst, c.param("name"))
+	if err != nil {
+		return result{}, err
+	}
+	return result{body: b, appended: true}, nil
 }
 
 // vendorList is every vendor or, with q, those whose name or human_name
 // holds q, ignoring case.
-func vendorList(c *call) (result, error) {
-	q, ok, err := queryValue(c.r.URL.RawQuery, "q")
+func vendorList(c call, dst []byte) (result, error) {
+	q, err := parseSearchQuery(c.r.URL.RawQuery, true)
 	if err != nil {
 		return result{}, err
 	}
-	if ok {
-		c.keep("q", q)
-	}
-	return c.page(c.ix.SearchVendors(q))
+	return c.page(dst, c.ix.SearchVendors(q.q), q.page, q.links())
 }
 
-func vendorOne(c *call) (result, error) { return one(c.ix.Vendor(c.param("vendor"))) }
+func vendorOne(c call, _ []byte) (result, error) { return one(c.ix.Vendor(c.param("vendor"))) }
 
 // productList is a vendor's every product or, with q, those whose name or
 // human_name holds q, ignoring case. It is not paged.
-func productList(c *call) (result, error) {
-	q, _, err := queryValue(c.r.URL.RawQuery, "q")
+func productList(c call, dst []byte) (result, error) {
+	q, err := parseSearchQuery(c.r.URL.RawQuery, false)
 	if err != nil {
 		return result{}, err
 	}
-	l, err := c.ix.SearchProducts(c.param("vendor"), q)
+	l, err := c.ix.SearchProducts(c.param("vendor"), q.q)
 	if err != nil {
 		return result{}, err
 	}
-	c.buf = l.AppendAll(c.buf[:0])
-	return result{body: c.buf}, nil
+	return result{body: l.AppendAll(dst), appended: true}, nil
 }
 
-func productOne(c *call) (result, error) {
+func productOne(c call, _ []byte) (result, error) {
 	return one(c.ix.Product(c.param("vendor"), c.param("product")))
 }
 
-func reportList(c *call) (result, error) { return c.page(c.ix.Reports()) }
+func reportList(c call, dst []byte) (result, error) {
+	p, err := parsePageQuery(c.r.URL.RawQuery)
+	if err != nil {
+		return result{}, err
+	}
+	return c.page(dst, c.ix.Reports(), p, "")
+}
 
-func reportOne(c *call) (result, error) { return one(c.ix.Report(c.param("report"))) }
+func reportOne(c call, _ []byte) (result, error) { return one(c.ix.Report(c.param("report"))) }
 
-func reportAlerts(c *call) (result, error) { return one(c.ix.ReportAlerts(c.param("report"))) }
+func reportAlerts(c call, _ []byte) (result, error) { return one(c.ix.ReportAlerts(c.param("report"))) }
 
-func alertEvents(c *call) (result, error) {
+func alertEvents(c call, _ []byte) (result, error) {
 	return one(c.ix.AlertEvents(c.param("report"), c.param("alert")))
 }
 
@@ -98,11 +103,4 @@ func one(b []byte, err error) (result, error) {
 		return result{}, err
 	}
 	return result{body: b}, nil
-}
-
-// bandParams is the cvss parameter of each band as the Link header of
-// /cve writes it.
-var bandParams = map[index.Band]string{
-	index.BandLow: "cvss=low&", index.BandMedium: "cvss=medium&", index.BandHigh: "cvss=high&",
-	index.BandCritical: "cvss=critical&",
 }

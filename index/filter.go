@@ -233,3 +233,97 @@ func (l CVEList) Bodies() List {
 // Item returns the i-th item's bytes (0 <= i < Len), without the closing
 // brace of an open summary: see AppendPage for whole items.
 func (l List) Item(i int) []byte { return l.item(i) }
+
+// CVEFilter says which CVEs SelectCVEs lists: every part that is set
+// narrows the list, and all hold together (AND). The zero CVEFilter
+// selects every CVE.
+type CVEFilter struct {
+	// Band keeps the CVEs in a CVSS band; BandNone keeps all.
+	Band Band
+	// CWE, when HasCWE, keeps the CVEs citing the CWE of that name
+	// (matched as CWECVEs matches it).
+	CWE    string
+	HasCWE bool
+	// Vendor, when HasVendor, keeps the CVEs naming the vendor in some
+	// CPE; Product, when HasProduct too, those naming that product of
+	// it; Version, when HasVersion too, those of the product's CVEs
+	// whose vulnerable CPEs cover that version (see ProductCVEsAt).
+	Vendor, Product, Version          string
+	HasVendor, HasProduct, HasVersion bool
+	// KEV keeps the CVEs with a KEV entry (KEVOnly) or without one
+	// (KEVNone); KEVAny keeps all.
+	KEV KEVFilter
+	// UpdatedSince and PublishedSince keep the CVEs updated, or
+	// published, at or after a time key (see TimeKey); 0 keeps all.
+	UpdatedSince, PublishedSince uint64
+}
+
+// KEVFilter is CVEFilter's choice about KEV entries.
+type KEVFilter uint8
+
+// The choices of CVEFilter.KEV.
+const (
+	KEVAny KEVFilter = iota
+	KEVOnly
+	KEVNone
+)
+
+// SelectCVEs lists the CVEs that f selects, in list order. When f names a
+// CWE, vendor or product the index does not hold, it lists no CVE and
+// fails with ErrCWENotFound, ErrVendorNotFound or ErrProductNotFound
+// (which, for a filter, callers may take for an empty answer).
+//
+// The vendor's (or product's) list is narrowed by the CWE and then the
+// band CVE by CVE, which costs what the vendor's list costs; a CWE or
+// band alone is its own list. A CWE list much shorter than the vendor's
+// is intersected with it instead. Then come KEV, UpdatedSince (a prefix)
+// and PublishedSince.
+func (ix *Index) SelectCVEs(f CVEFilter) (CVEList, error) {
+	var cweList, vendorList CVEList
+	if f.HasCWE {
+		m, err := ix.CWECVEs(f.CWE)
+		if err != nil {
+			return ix.NoCVEs(), err
+		}
+		cweList = m
+	}
+	if f.HasVendor {
+		var (
+			m   CVEList
+			err error
+		)
+		switch {
+		case f.HasProduct && f.HasVersion:
+			m, err = ix.ProductCVEsAt(f.Vendor, f.Product, f.Version)
+		case f.HasProduct:
+			m, err = ix.ProductCVEs(f.Vendor, f.Product)
+		default:
+			m, err = ix.VendorCVEs(f.Vendor)
+		}
+		if err != nil {
+			return ix.NoCVEs(), err
+		}
+		vendorList = m
+	}
+	var l CVEList
+	switch {
+	case !f.HasVendor && !f.HasCWE:
+		l = ix.CVEs(f.Band)
+	case !f.HasVendor:
+		l = cweList.InBand(f.Band)
+	case !f.HasCWE:
+		l = vendorList.InBand(f.Band)
+	case cweList.Len() < vendorList.Len()/8:
+		l = cweList.And(vendorList).InBand(f.Band)
+	default:
+		l, _ = vendorList.CitingCWE(f.CWE) // the CWE exists: CWECVEs found it
+		l = l.InBand(f.Band)
+	}
+	switch f.KEV {
+	case KEVOnly:
+		l = l.WithKEV(true)
+	case KEVNone:
+		l = l.WithKEV(false)
+	}
+	return l.UpdatedSince(f.UpdatedSince).PublishedSince(f.PublishedSince), nil
+}
