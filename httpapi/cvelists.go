@@ -23,7 +23,7 @@ import (
 // that version (version needs vendor and product), then by kev and the
 // since filters. A name the snapshot lacks selects nothing.
 func cveList(c call, dst []byte) (result, error) {
-	q, err := parseCVEQuery(c.r.URL.RawQuery, scopeAll)
+	q, err := parseCVEQuery(c.r.URL.RawQuery, scopeAll, index.CVEFilter{})
 	if err != nil {
 		return result{}, err
 	}
@@ -51,30 +51,29 @@ func productCVEs(c call, dst []byte) (result, error) {
 // when the index lacks it, which the order of checks puts between the
 // query's page and version and its filters.
 func pathCVEs(c call, dst []byte, s cveScope) (result, error) {
-	q, err := parseCVEQuery(c.r.URL.RawQuery, s)
-	if err != nil {
-		return result{}, err
-	}
-	f := q.filter // the query's, plus the path's names
+	var names index.CVEFilter
 	switch s {
 	case scopeCWE:
-		f.CWE, f.HasCWE = c.param("name"), true
+		names.CWE, names.HasCWE = c.param("name"), true
 	case scopeVendor:
-		f.Vendor, f.HasVendor = c.param("vendor"), true
+		names.Vendor, names.HasVendor = c.param("vendor"), true
 	case scopeProduct:
-		f.Vendor, f.HasVendor = c.param("vendor"), true
-		f.Product, f.HasProduct = c.param("product"), true
+		names.Vendor, names.HasVendor = c.param("vendor"), true
+		names.Product, names.HasProduct = c.param("product"), true
 	}
-	if q.afterPath != nil {
-		f = index.CVEFilter{CWE: f.CWE, HasCWE: f.HasCWE, Vendor: f.Vendor, HasVendor: f.HasVendor,
-			Product: f.Product, HasProduct: f.HasProduct} // only whether the names exist counts
-	}
-	l, err := c.ix.SelectCVEs(f)
+	q, err := parseCVEQuery(c.r.URL.RawQuery, s, names)
 	if err != nil {
 		return result{}, err
 	}
 	if q.afterPath != nil {
+		if _, err := c.ix.SelectCVEs(names); err != nil {
+			return result{}, err // the path's names are checked first
+		}
 		return result{}, q.afterPath
+	}
+	l, err := c.ix.SelectCVEs(q.filter)
+	if err != nil {
+		return result{}, err
 	}
 	return answerCVEs(c, dst, &q, l)
 }

@@ -176,6 +176,29 @@ func TestFilterLinks(t *testing.T) {
 	}
 }
 
+// TestFilterLinksOrder: the links keep every parameter that selects the
+// list, in the order docs/API.md gives (cvss, cwe, vendor, product,
+// version, kev, updated_since, published_since), but not the names in
+// the path, whatever order they were sent in.
+func TestFilterLinksOrder(t *testing.T) {
+	ix := filterData(t)
+	srv := newTestServer(t, ix)
+	for _, tc := range []struct{ target, first string }{
+		{"/cve?published_since=2020-01-01T00:00:00Z&kev=FALSE&version=1.0&product=widget&vendor=acme&cwe=cwe-79&cvss=Low",
+			`</cve?cvss=low&cwe=cwe-79&vendor=acme&product=widget&version=1.0&kev=false&published_since=2020-01-01T00%3A00%3A00Z&page=1>; rel="first"`},
+		{"/vendors/acme/products/widget/cve?published_since=2020-01-01T00:00:00Z&updated_since=2020-01-01+00:00:00Z&kev=true&version=1.0",
+			`</vendors/acme/products/widget/cve?version=1.0&kev=true&updated_since=2020-01-01+00%3A00%3A00Z&published_since=2020-01-01T00%3A00%3A00Z&page=1>; rel="first"`},
+		{"/vendors/acme/cve?kev=false&format=json", `</vendors/acme/cve?kev=false&page=1>; rel="first"`},
+		{"/cwe/CWE-79/cve?updated_since=2020-01-01+00:00:00Z", `</cwe/CWE-79/cve?updated_since=2020-01-01+00%3A00%3A00Z&page=1>; rel="first"`},
+		{"/vendors?q=", `</vendors?q=&page=1>; rel="first"`},
+	} {
+		res, body := do(t, srv, "GET", tc.target, nil)
+		if got := res.Header.Get("Link"); res.StatusCode != 200 || !strings.HasPrefix(got, tc.first+", ") {
+			t.Errorf("%s: %d %.100s\nLink %s\nwant first %s", tc.target, res.StatusCode, body, got, tc.first)
+		}
+	}
+}
+
 func TestNDJSON(t *testing.T) {
 	ix := filterData(t)
 	srv := newTestServer(t, ix)

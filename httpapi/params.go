@@ -244,10 +244,10 @@ const (
 
 // cveQuery is the query of a CVE list, decoded and checked.
 type cveQuery struct {
+	scope  cveScope
 	page   int
 	ndjson bool // format=ndjson: the whole list, streamed
-	// filter is what the query selects; the path's names are added to
-	// it by the handler.
+	// filter is what the list selects: the path's names and the query.
 	filter index.CVEFilter
 	// updated and published are the since parameters as sent, for the
 	// links.
@@ -259,9 +259,10 @@ type cveQuery struct {
 	afterPath error
 }
 
-// parseCVEQuery decodes the query of a CVE list of scope s and checks it
-// in one pass, in the order docs/API.md ("Order of checks") gives; the
-// first wrong parameter answers:
+// parseCVEQuery decodes the query of a CVE list of scope s, whose path
+// names what names holds, and checks it in one pass, in the order
+// docs/API.md ("Order of checks") gives; the first wrong parameter
+// answers:
 //
 //   - /cve: cvss; cwe, vendor and product (their escapes); product
 //     without vendor; version (its escape, then without vendor and
@@ -272,8 +273,9 @@ type cveQuery struct {
 //     updated_since, published_since, format (see afterPath).
 //   - /vendors/{vendor}/products/{product}/cve: page; version (its escape,
 //     then empty or too long); then, after the path's names, as above.
-func parseCVEQuery(raw string, s cveScope) (cq cveQuery, err error) {
+func parseCVEQuery(raw string, s cveScope, names index.CVEFilter) (cq cveQuery, err error) {
 	q := splitQuery(raw)
+	cq.scope, cq.filter = s, names
 	f := &cq.filter
 	if s == scopeAll {
 		if f.Band, err = q.parseBand(); err != nil {
@@ -339,22 +341,23 @@ func (cq *cveQuery) parseFilters(q *query) (err error) {
 // links returns the parameters a page's links keep, each followed by
 // "&", in the order docs/API.md gives: cvss, cwe, vendor, product,
 // version, kev, updated_since, published_since, each as given (cvss and
-// kev in lower case), encoded anew. A query that keeps at most cvss costs
-// no allocation.
+// kev in lower case), encoded anew; not the path's names. A query that
+// keeps at most cvss costs no allocation.
 func (cq *cveQuery) links() string {
 	f := &cq.filter
-	if !f.HasCWE && !f.HasVendor && !f.HasVersion && f.KEV == index.KEVAny && cq.updated == "" && cq.published == "" {
+	query := cq.scope == scopeAll // cwe, vendor and product are the query's
+	if !(query && (f.HasCWE || f.HasVendor)) && !f.HasVersion && f.KEV == index.KEVAny && cq.updated == "" && cq.published == "" {
 		return bandParams[f.Band] // no allocation
 	}
 	b := make([]byte, 0, 128)
 	b = append(b, bandParams[f.Band]...)
-	if f.HasCWE {
+	if query && f.HasCWE {
 		b = appendParam(b, pCWE, f.CWE)
 	}
-	if f.HasVendor {
+	if query && f.HasVendor {
 		b = appendParam(b, pVendor, f.Vendor)
 	}
-	if f.HasProduct {
+	if query && f.HasProduct {
 		b = appendParam(b, pProduct, f.Product)
 	}
 	if f.HasVersion {
