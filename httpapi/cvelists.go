@@ -15,7 +15,7 @@ import (
 // /vendors/{v}/products/{p}/cve) take the same since and kev filters and
 // the ndjson format; /cve also takes cvss, cwe, vendor and product, and
 // the product's list and /cve version. Each reads its query once
-// (parseCVEQuery), makes one call into index (SelectCVEs), and answers a
+// (cveQuery.parse), makes one call into index (SelectCVEs), and answers a
 // page of the list or, with format=ndjson, the whole list.
 
 // cveList is /cve: every CVE, narrowed by cvss, cwe, vendor and product
@@ -23,8 +23,8 @@ import (
 // that version (version needs vendor and product), then by kev and the
 // since filters. A name the snapshot lacks selects nothing.
 func cveList(c call, dst []byte) (result, error) {
-	q, err := parseCVEQuery(c.r.URL.RawQuery, scopeAll, index.CVEFilter{})
-	if err != nil {
+	q := cveQuery{scope: scopeAll}
+	if err := q.parse(c.r.URL.RawQuery); err != nil {
 		return result{}, err
 	}
 	l, _ := c.ix.SelectCVEs(q.filter) // not found: l is empty
@@ -51,7 +51,8 @@ func productCVEs(c call, dst []byte) (result, error) {
 // when the index lacks it, which the order of checks puts between the
 // query's page and version and its filters.
 func pathCVEs(c call, dst []byte, s cveScope) (result, error) {
-	var names index.CVEFilter
+	q := cveQuery{scope: s}
+	names := &q.filter // the path's, before the query's are added
 	switch s {
 	case scopeCWE:
 		names.CWE, names.HasCWE = c.param("name"), true
@@ -61,12 +62,13 @@ func pathCVEs(c call, dst []byte, s cveScope) (result, error) {
 		names.Vendor, names.HasVendor = c.param("vendor"), true
 		names.Product, names.HasProduct = c.param("product"), true
 	}
-	q, err := parseCVEQuery(c.r.URL.RawQuery, s, names)
-	if err != nil {
+	if err := q.parse(c.r.URL.RawQuery); err != nil {
 		return result{}, err
 	}
 	if q.afterPath != nil {
-		if _, err := c.ix.SelectCVEs(names); err != nil {
+		f := index.CVEFilter{CWE: names.CWE, HasCWE: names.HasCWE, Vendor: names.Vendor, HasVendor: names.HasVendor,
+			Product: names.Product, HasProduct: names.HasProduct}
+		if _, err := c.ix.SelectCVEs(f); err != nil {
 			return result{}, err // the path's names are checked first
 		}
 		return result{}, q.afterPath
@@ -82,7 +84,8 @@ func pathCVEs(c call, dst []byte, s cveScope) (result, error) {
 // the full bodies of the whole list.
 func answerCVEs(c call, dst []byte, q *cveQuery, l index.CVEList) (result, error) {
 	if q.ndjson {
-		return result{list: l.Bodies(), ndjson: true}, nil
+		bodies := l.Bodies()
+		return result{stream: &bodies}, nil
 	}
 	return c.page(dst, l.List, q.page, q.links())
 }

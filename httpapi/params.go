@@ -259,10 +259,10 @@ type cveQuery struct {
 	afterPath error
 }
 
-// parseCVEQuery decodes the query of a CVE list of scope s, whose path
-// names what names holds, and checks it in one pass, in the order
-// docs/API.md ("Order of checks") gives; the first wrong parameter
-// answers:
+// parse decodes raw, the query of a CVE list of scope cq.scope whose
+// path names what cq.filter holds, into cq, and checks it in one pass, in
+// the order docs/API.md ("Order of checks") gives; the first wrong
+// parameter answers:
 //
 //   - /cve: cvss; cwe, vendor and product (their escapes); product
 //     without vendor; version (its escape, then without vendor and
@@ -273,52 +273,51 @@ type cveQuery struct {
 //     updated_since, published_since, format (see afterPath).
 //   - /vendors/{vendor}/products/{product}/cve: page; version (its escape,
 //     then empty or too long); then, after the path's names, as above.
-func parseCVEQuery(raw string, s cveScope, names index.CVEFilter) (cq cveQuery, err error) {
+func (cq *cveQuery) parse(raw string) (err error) {
 	q := splitQuery(raw)
-	cq.scope, cq.filter = s, names
-	f := &cq.filter
+	s, f := cq.scope, &cq.filter
 	if s == scopeAll {
 		if f.Band, err = q.parseBand(); err != nil {
-			return cq, err
+			return err
 		}
 		if f.CWE, f.HasCWE, err = q.value(pCWE); err != nil {
-			return cq, err
+			return err
 		}
 		if f.Vendor, f.HasVendor, err = q.value(pVendor); err != nil {
-			return cq, err
+			return err
 		}
 		if f.Product, f.HasProduct, err = q.value(pProduct); err != nil {
-			return cq, err
+			return err
 		}
 		if f.HasProduct && !f.HasVendor {
-			return cq, errProductNeedsVendor
+			return errProductNeedsVendor
 		}
 	} else if cq.page, err = q.parsePage(); err != nil {
-		return cq, err
+		return err
 	}
 	if f.Version, f.HasVersion, err = q.value(pVersion); err != nil {
-		return cq, err
+		return err
 	}
 	if f.HasVersion {
 		switch {
 		case s == scopeCWE || s == scopeVendor:
-			return cq, errVersionNotHere
+			return errVersionNotHere
 		case s == scopeAll && !f.HasProduct:
-			return cq, errVersionNeedsProduct
+			return errVersionNeedsProduct
 		case f.Version == "" || len(f.Version) > maxVersion:
-			return cq, errBadVersion
+			return errBadVersion
 		}
 	}
 	err = cq.parseFilters(&q)
 	if s != scopeAll {
 		cq.afterPath = err
-		return cq, nil
+		return nil
 	}
 	if err != nil {
-		return cq, err
+		return err
 	}
 	cq.page, err = q.parsePage()
-	return cq, err
+	return err
 }
 
 // parseFilters decodes the parameters every CVE list takes, in order:

@@ -37,9 +37,18 @@ func cweList(c call, dst []byte) (result, error) {
 	return c.page(dst, c.ix.CWEs(), p, "")
 }
 
-func cweOne(c call, _ []byte) (result, error) { return one(c.ix.CWE(c.param("name"))) }
+// The handlers of one item answer the index's body as it is, or its
+// error: named results, so the result is zeroed once and never copied.
 
-func cveOne(c call, _ []byte) (result, error) { return one(c.ix.CVE(c.param("name"))) }
+func cweOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.CWE(c.param("name"))
+	return res, err
+}
+
+func cveOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.CVE(c.param("name"))
+	return res, err
+}
 
 // cveDetails is what NVD says of a CVE beyond its body: status, KEV and
 // every CVSS metric.
@@ -61,7 +70,10 @@ func vendorList(c call, dst []byte) (result, error) {
 	return c.page(dst, c.ix.SearchVendors(q.q), q.page, q.links())
 }
 
-func vendorOne(c call, _ []byte) (result, error) { return one(c.ix.Vendor(c.param("vendor"))) }
+func vendorOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.Vendor(c.param("vendor"))
+	return res, err
+}
 
 // productList is a vendor's every product or, with q, those whose name or
 // human_name holds q, ignoring case. It is not paged.
@@ -77,8 +89,9 @@ func productList(c call, dst []byte) (result, error) {
 	return result{body: l.AppendAll(dst), appended: true}, nil
 }
 
-func productOne(c call, _ []byte) (result, error) {
-	return one(c.ix.Product(c.param("vendor"), c.param("product")))
+func productOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.Product(c.param("vendor"), c.param("product"))
+	return res, err
 }
 
 func reportList(c call, dst []byte) (result, error) {
@@ -89,18 +102,17 @@ func reportList(c call, dst []byte) (result, error) {
 	return c.page(dst, c.ix.Reports(), p, "")
 }
 
-func reportOne(c call, _ []byte) (result, error) { return one(c.ix.Report(c.param("report"))) }
-
-func reportAlerts(c call, _ []byte) (result, error) { return one(c.ix.ReportAlerts(c.param("report"))) }
-
-func alertEvents(c call, _ []byte) (result, error) {
-	return one(c.ix.AlertEvents(c.param("report"), c.param("alert")))
+func reportOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.Report(c.param("report"))
+	return res, err
 }
 
-// one turns a lookup's answer into a handler's.
-func one(b []byte, err error) (result, error) {
-	if err != nil {
-		return result{}, err
-	}
-	return result{body: b}, nil
+func reportAlerts(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.ReportAlerts(c.param("report"))
+	return res, err
+}
+
+func alertEvents(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.AlertEvents(c.param("report"), c.param("alert"))
+	return res, err
 }

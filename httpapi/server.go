@@ -129,23 +129,25 @@ func (s *Server) handle(path string, h handler, post bool) {
 type handler func(c call, dst []byte) (result, error)
 
 // result is everything a handler answers, for serve to write: a JSON
-// body, or with ndjson the whole of list streamed as NDJSON instead; for
-// a page (page > 0), the list it is a page of and the query parameters
-// its links keep.
+// body or, when stream is set, that list streamed as NDJSON instead; for
+// a page (page > 0), the page facts and the query parameters its links
+// keep. It is kept small: every answer zeroes and copies it (with an
+// index.List in it, 192 bytes, that was some 4% of BenchmarkServe's
+// one-CVE request), so the rare NDJSON export pays an allocation for its
+// list instead.
 type result struct {
 	body []byte
 	// appended: body was appended to the handler's dst, so serve takes it
 	// back as its buffer once written. Otherwise body is the snapshot's
 	// (or its own) and is only read.
 	appended bool
-	// list is the list the body is page page of (page > 0), or, with
-	// ndjson, the answer.
-	list   index.List
-	page   int
-	ndjson bool
+	// page is the page number of a page of a list of total items, else 0.
+	page, total int
 	// links are the query parameters (each followed by "&") the page's
 	// Link header keeps besides page.
 	links string
+	// stream, if set, is the answer: a list of full bodies, as NDJSON.
+	stream *index.List
 }
 
 // call is what a handler gets: the snapshot to answer from (read once per
@@ -171,7 +173,7 @@ func (c call) param(name string) string {
 // page answers page p of l, appended to dst; links are the query
 // parameters its links keep.
 func (c call) page(dst []byte, l index.List, p int, links string) (result, error) {
-	return result{body: l.AppendPage(dst, p, c.pageSize), appended: true, list: l, page: p, links: links}, nil
+	return result{body: l.AppendPage(dst, p, c.pageSize), appended: true, page: p, total: l.Len(), links: links}, nil
 }
 
 // buffers are serve's, pooled: the body a handler appends to and the
@@ -300,12 +302,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	// body whole or, for NDJSON, streamed.
 	body, size, coding := res.body, len(res.body), identity
 	switch {
-	case res.ndjson:
+	case res.stream != nil:
 		// NDJSON exports are never compressed: they stream.
 		hdr["Content-Type"] = ndjsonType
 		hdr["Vary"] = varyAccept
-		hdr["X-Total-Count"] = []string{strconv.Itoa(res.list.Len())}
-		size = streamSize(res.list)
+		hdr["X-Total-Count"] = []string{strconv.Itoa(res.stream.Len())}
+		size = streamSize(*res.stream)
 	case len(body) >= minCompress:
 		// A body this size is compressed for clients that ask, so its URL
 		// varies by Accept-Encoding; a smaller one never is.
@@ -335,14 +337,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	}
 	hdr["Content-Length"] = contentLength(size)
 	if res.page > 0 {
-		setPageHeaders(hdr, r.URL.EscapedPath(), res.links, res.page, res.list.Len(), s.pageSize)
+		setPageHeaders(hdr, r.URL.EscapedPath(), res.links, res.page, res.total, s.pageSize)
 	}
 	wrote, status = true, http.StatusOK
 	w.WriteHeader(status)
 	switch {
 	case r.Method == http.MethodHead:
-	case res.ndjson:
-		n, bufs.body = stream(w, res.list, bufs.body[:0])
+	case res.stream != nil:
+		n, bufs.body = stream(w, *res.stream, bufs.body[:0])
 	default:
 		n, _ = w.Write(body)
 	}

@@ -310,20 +310,27 @@ func (ix *Index) SelectCVEs(f CVEFilter) (CVEList, error) {
 	case !f.HasVendor && !f.HasCWE:
 		l = ix.CVEs(f.Band)
 	case !f.HasVendor:
-		l = cweList.InBand(f.Band)
+		l = cweList
 	case !f.HasCWE:
-		l = vendorList.InBand(f.Band)
+		l = vendorList
 	case cweList.Len() < vendorList.Len()/8:
-		l = cweList.And(vendorList).InBand(f.Band)
+		l = cweList.And(vendorList)
 	default:
 		l, _ = vendorList.CitingCWE(f.CWE) // the CWE exists: CWECVEs found it
+	}
+	if f.Band != BandNone && (f.HasVendor || f.HasCWE) {
 		l = l.InBand(f.Band)
 	}
-	switch f.KEV {
-	case KEVOnly:
-		l = l.WithKEV(true)
-	case KEVNone:
-		l = l.WithKEV(false)
+	// Each filter is applied only when set: a CVEList is 17 words, and
+	// copying it through a filter that keeps all shows in a request.
+	if f.KEV != KEVAny {
+		l = l.WithKEV(f.KEV == KEVOnly)
 	}
-	return l.UpdatedSince(f.UpdatedSince).PublishedSince(f.PublishedSince), nil
+	if f.UpdatedSince != 0 {
+		l = l.UpdatedSince(f.UpdatedSince)
+	}
+	if f.PublishedSince != 0 {
+		l = l.PublishedSince(f.PublishedSince)
+	}
+	return l, nil
 }
