@@ -14,7 +14,7 @@ import (
 // The four CVE lists (/cve, /cwe/{n}/cve, /vendors/{v}/cve and
 // /vendors/{v}/products/{p}/cve) take the same since and kev filters and
 // the ndjson format; /cve also takes cvss, cwe, vendor and product, and
-// the product's list and /cve version. Each reads its query once
+// /cve and the product's list take version. Each reads its query once
 // (cveQuery.parse), makes one call into index (SelectCVEs), and answers a
 // page of the list or, with format=ndjson, the whole list.
 
@@ -65,17 +65,15 @@ func pathCVEs(c call, dst []byte, s cveScope) (result, error) {
 	if err := q.parse(c.r.URL.RawQuery); err != nil {
 		return result{}, err
 	}
-	if q.afterPath != nil {
-		f := index.CVEFilter{CWE: names.CWE, HasCWE: names.HasCWE, Vendor: names.Vendor, HasVendor: names.HasVendor,
-			Product: names.Product, HasProduct: names.HasProduct}
-		if _, err := c.ix.SelectCVEs(f); err != nil {
-			return result{}, err // the path's names are checked first
-		}
-		return result{}, q.afterPath
-	}
+	// With a wrong filter parameter (afterPath), the filter holds the
+	// ones before it, all valid: SelectCVEs checks the names first, and
+	// the request costs no more than a right one.
 	l, err := c.ix.SelectCVEs(q.filter)
-	if err != nil {
-		return result{}, err
+	switch {
+	case err != nil:
+		return result{}, err // the path's names are checked first
+	case q.afterPath != nil:
+		return result{}, q.afterPath
 	}
 	return answerCVEs(c, dst, &q, l)
 }
