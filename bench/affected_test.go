@@ -60,7 +60,7 @@ func pickAffectedCases(b *testing.B, ix *index.Index) ([]affectedCase, error) {
 				return
 			}
 			for _, p := range ps {
-				c, _, _ := ix.ProductCVEs(v, p)
+				c, _ := ix.ProductCVEs(v, p)
 				prods = append(prods, prod{v, p, c.Len()})
 			}
 		}
@@ -81,7 +81,7 @@ func pickAffectedCases(b *testing.B, ix *index.Index) ([]affectedCase, error) {
 // casesOf reads the CPEs of a product's CVEs and picks its versions;
 // about says what it found.
 func casesOf(ix *index.Index, vendor, product string) (cs []affectedCase, about string, err error) {
-	l, _, _ := ix.ProductCVEs(vendor, product)
+	l, _ := ix.ProductCVEs(vendor, product)
 	var list []struct{ Name string }
 	if err := json.Unmarshal(l.AppendAll(nil), &list); err != nil {
 		return nil, "", err
@@ -160,8 +160,8 @@ func BenchmarkProductCVEsAt(b *testing.B) {
 		b.Run(strings.ReplaceAll(c.name, " ", "_"), func(b *testing.B) {
 			// A product's first query builds its tables: timed once, alone.
 			start := time.Now()
-			l, _, ok := ix.ProductCVEsAt(c.vendor, c.product, c.version)
-			if !ok {
+			l, err := ix.ProductCVEsAt(c.vendor, c.product, c.version)
+			if err != nil {
 				b.Fatalf("%s/%s not found", c.vendor, c.product)
 			}
 			if key := c.vendor + "/" + c.product; !built[key] {
@@ -171,7 +171,7 @@ func BenchmarkProductCVEsAt(b *testing.B) {
 			n := l.Len()
 			b.ReportAllocs()
 			for b.Loop() {
-				l, _, _ = ix.ProductCVEsAt(c.vendor, c.product, c.version)
+				l, _ = ix.ProductCVEsAt(c.vendor, c.product, c.version)
 			}
 			if l.Len() != n {
 				b.Fatalf("%d CVEs, then %d", n, l.Len())

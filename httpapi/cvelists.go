@@ -1,10 +1,10 @@
 package httpapi
 
 import (
+	"errors"
+	"io"
 	"net/http"
-	"net/url"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-json"
 
@@ -12,292 +12,128 @@ import (
 )
 
 // The four CVE lists (/cve, /cwe/{n}/cve, /vendors/{v}/cve and
-// /vendors/{v}/products/{p}/cve) take the same since filters and the
-// ndjson format; /cve also takes cwe, vendor and product. Each filter
-// narrows the list by a prefix cut or an intersection (see index/filter.go).
-
-// cveFilters narrows l by kev, updated_since and published_since and answers it
-// as a page or, with format=ndjson, as the whole list.
-func (c *call) cveFilters(l index.CVEList) (result, error) {
-	raw := c.r.URL.RawQuery
-	if v, ok, err := queryValue(raw, "kev"); err != nil {
-		return result{}, err
-	} else if ok {
-		switch {
-		case equalFoldASCII(v, "true"):
-			l = l.WithKEV(true)
-			c.keep("kev", "true")
-		case equalFoldASCII(v, "false"):
-			l = l.WithKEV(false)
-			c.keep("kev", "false")
-		default:
-			return result{}, errBadKEV
-		}
-	}
-	for _, f := range [...]struct {
-		key string
-		err *apiError
-		cut func(index.CVEList, uint64) index.CVEList
-	}{
-		{"updated_since", errBadUpdatedSince, index.CVEList.UpdatedSince},
-		{"published_since", errBadPublishedSince, index.CVEList.PublishedSince},
-	} {
-		v, ok, err := queryValue(raw, f.key)
-		if err != nil {
-			return result{}, err
-		}
-		if !ok {
-			continue
-		}
-		t, ok := parseTime(v)
-		if !ok {
-			return result{}, f.err
-		}
-		l = f.cut(l, index.TimeKey(t))
-		c.keep(f.key, v)
-	}
-	format, ok, err := queryValue(raw, "format")
-	if err != nil {
-		return result{}, err
-	}
-	switch {
-	case !ok || format == "json":
-		return c.page(l.List)
-	case format == "ndjson":
-		if _, err := parsePage(raw); err != nil {
-			return result{}, err
-		}
-		c.listed = listed{l: l.Bodies(), ndjson: true}
-		return result{list: &c.listed}, nil
-	}
-	return result{}, errBadFormat
-}
-
-// keep adds a query parameter to those the Link header's pages keep.
-func (c *call) keep(key, value string) {
-	c.linkParams += key + "=" + url.QueryEscape(value) + "&"
-}
+// /vendors/{v}/products/{p}/cve) take the same since and kev filters and
+// the ndjson format; /cve also takes cvss, cwe, vendor and product, and
+// /cve and the product's list take version. Each reads its query once
+// (cveQuery.parse), makes one call into index (SelectCVEs), and answers a
+// page of the list or, with format=ndjson, the whole list.
 
 // cveList is /cve: every CVE, narrowed by cvss, cwe, vendor and product
 // (product needs vendor) or, with version, the product's CVEs covering
-// that version (version needs vendor and product), then by the since
-// filters.
-func cveList(c *call) (result, error) {
-	raw := c.r.URL.RawQuery
-	b, err := parseBand(raw)
-	if err != nil {
+// that version (version needs vendor and product), then by kev and the
+// since filters. A name the snapshot lacks selects nothing.
+func cveList(c call, dst []byte) (result, error) {
+	q := cveQuery{scope: scopeAll}
+	if err := q.parse(c.r.URL.RawQuery); err != nil {
 		return result{}, err
 	}
-	c.linkParams = bandParams[b]
-	cwe, hasCWE, err := queryValue(raw, "cwe")
-	if err != nil {
+	l, _ := c.ix.SelectCVEs(q.filter) // not found: l is empty
+	return answerCVEs(c, dst, &q, l)
+}
+
+// cweCVEs is /cwe/{name}/cve.
+func cweCVEs(c call, dst []byte) (result, error) {
+	return pathCVEs(c, dst, scopeCWE)
+}
+
+// vendorCVEs is /vendors/{vendor}/cve.
+func vendorCVEs(c call, dst []byte) (result, error) {
+	return pathCVEs(c, dst, scopeVendor)
+}
+
+// productCVEs is a product's CVE list; with version=, only the CVEs whose
+// vulnerable CPE matches cover that version.
+func productCVEs(c call, dst []byte) (result, error) {
+	return pathCVEs(c, dst, scopeProduct)
+}
+
+// pathCVEs answers the CVE lists of a name in the path (scope s): 404
+// when the index lacks it, which the order of checks puts between the
+// query's page and version and its filters.
+func pathCVEs(c call, dst []byte, s cveScope) (result, error) {
+	q := cveQuery{scope: s}
+	names := &q.filter // the path's, before the query's are added
+	switch s {
+	case scopeCWE:
+		names.CWE, names.HasCWE = c.param("name"), true
+	case scopeVendor:
+		names.Vendor, names.HasVendor = c.param("vendor"), true
+	case scopeProduct:
+		names.Vendor, names.HasVendor = c.param("vendor"), true
+		names.Product, names.HasProduct = c.param("product"), true
+	}
+	if err := q.parse(c.r.URL.RawQuery); err != nil {
 		return result{}, err
 	}
-	vendor, hasVendor, err := queryValue(raw, "vendor")
-	if err != nil {
-		return result{}, err
-	}
-	product, hasProduct, err := queryValue(raw, "product")
-	if err != nil {
-		return result{}, err
-	}
-	if hasProduct && !hasVendor {
-		return result{}, errProductNeedsVendor
-	}
-	version, hasVersion, err := queryValue(raw, "version")
-	if err != nil {
-		return result{}, err
-	}
-	if hasVersion {
-		if !hasProduct {
-			return result{}, errVersionNeedsProduct
-		}
-		if version == "" || len(version) > maxVersion {
-			return result{}, errBadVersion
-		}
-	}
-	// A filter naming no CWE, vendor or product selects nothing. The
-	// vendor's (or product's) list is narrowed by the CWE and then the
-	// band CVE by CVE, which costs what the vendor's list costs; a CWE or
-	// band alone is its own list. A CWE list much shorter than the
-	// vendor's is intersected with it instead.
-	var cweList, vendorList index.CVEList
-	if hasCWE {
-		m, ok := c.ix.CWECVEs(cwe)
-		if !ok {
-			m = c.ix.NoCVEs()
-		}
-		cweList = m
-		c.keep("cwe", cwe)
-	}
-	if hasVendor {
-		var m index.CVEList
-		ok := false
-		switch {
-		case hasVersion:
-			m, _, ok = c.ix.ProductCVEsAt(vendor, product, version)
-		case hasProduct:
-			m, _, ok = c.ix.ProductCVEs(vendor, product)
-		default:
-			m, ok = c.ix.VendorCVEs(vendor)
-		}
-		if !ok {
-			m = c.ix.NoCVEs()
-		}
-		vendorList = m
-		c.keep("vendor", vendor)
-		if hasProduct {
-			c.keep("product", product)
-		}
-		if hasVersion {
-			c.keep("version", version)
-		}
-	}
-	var l index.CVEList
+	// With a wrong filter parameter (afterPath), the filter holds the
+	// ones before it, all valid: SelectCVEs checks the names first, and
+	// the request costs no more than a right one.
+	l, err := c.ix.SelectCVEs(q.filter)
 	switch {
-	case !hasVendor && !hasCWE:
-		l = c.ix.CVEs(b)
-	case !hasVendor:
-		l = cweList.InBand(b)
-	case !hasCWE:
-		l = vendorList.InBand(b)
-	case cweList.Len() < vendorList.Len()/8:
-		l = cweList.And(vendorList).InBand(b)
-	default:
-		l, _ = vendorList.CitingCWE(cwe)
-		l = l.InBand(b)
+	case err != nil:
+		return result{}, err // the path's names are checked first
+	case q.afterPath != nil:
+		return result{}, q.afterPath
 	}
-	return c.cveFilters(l)
+	return answerCVEs(c, dst, &q, l)
 }
 
-func cweCVEs(c *call) (result, error) {
-	if err := c.checkPage(); err != nil {
-		return result{}, err
+// answerCVEs answers a CVE list: the page asked, or with format=ndjson
+// the full bodies of the whole list.
+func answerCVEs(c call, dst []byte, q *cveQuery, l index.CVEList) (result, error) {
+	if q.ndjson {
+		bodies := l.Bodies()
+		return result{stream: &bodies}, nil
 	}
-	if err := refuseVersion(c); err != nil {
-		return result{}, err
-	}
-	l, ok := c.ix.CWECVEs(c.param("name"))
-	if !ok {
-		return result{}, errCWENotFound
-	}
-	return c.cveFilters(l)
-}
-
-func vendorCVEs(c *call) (result, error) {
-	if err := c.checkPage(); err != nil {
-		return result{}, err
-	}
-	if err := refuseVersion(c); err != nil {
-		return result{}, err
-	}
-	l, ok := c.ix.VendorCVEs(c.param("vendor"))
-	if !ok {
-		return result{}, errVendorNotFound
-	}
-	return c.cveFilters(l)
+	return c.page(dst, l.List, q.page, q.links())
 }
 
 // maxVersion is the longest version parameter taken.
 const maxVersion = 256
 
 // The errors of the version parameter beside errBadVersion: it is taken
-// only by a product's CVE list and by /cve with vendor and product.
+// only by a product's CVE list and by /cve with vendor and product. On
+// /cwe/{name}/cve and /vendors/{vendor}/cve, which have no product to
+// match it against, it is a 400 rather than the whole list, which would
+// read as "all affected".
 var (
 	errVersionNeedsProduct = newAPIError(http.StatusBadRequest, "version needs vendor and product")
 	errVersionNotHere      = newAPIError(http.StatusBadRequest, "version is taken only by /vendors/{vendor}/products/{product}/cve and by /cve with vendor and product")
 )
 
-// refuseVersion answers a version parameter on a CVE list that has no
-// product to match it against (/cwe/{name}/cve, /vendors/{vendor}/cve):
-// a 400 rather than the whole list, which would read as "all affected".
-func refuseVersion(c *call) error {
-	_, ok, err := queryValue(c.r.URL.RawQuery, "version")
-	if err != nil {
-		return err
+// batchBodyErr is the answer to a batch body that failed to read or
+// decode: 413 once the body passed maxBatchBody, else 400.
+func batchBodyErr(err error) error {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return errBatchTooBig
 	}
-	if ok {
-		return errVersionNotHere
-	}
-	return nil
+	return errBadBatchBody
 }
 
-// productCVEs is a product's CVE list; with version=, only the CVEs whose
-// vulnerable CPE matches cover that version.
-func productCVEs(c *call) (result, error) {
-	if err := c.checkPage(); err != nil {
-		return result{}, err
-	}
-	version, hasVersion, err := queryValue(c.r.URL.RawQuery, "version")
-	if err != nil {
-		return result{}, err
-	}
-	if hasVersion && (version == "" || len(version) > maxVersion) {
-		return result{}, errBadVersion
-	}
-	vendor, product := c.param("vendor"), c.param("product")
-	var (
-		l            index.CVEList
-		vendorOK, ok bool
-	)
-	if hasVersion {
-		l, vendorOK, ok = c.ix.ProductCVEsAt(vendor, product, version)
-		c.keep("version", version)
-	} else {
-		l, vendorOK, ok = c.ix.ProductCVEs(vendor, product)
-	}
-	if !ok {
-		return result{}, productErr(vendorOK)
-	}
-	return c.cveFilters(l)
-}
+// errAfterObject is onlySpace's answer to a byte that is not JSON
+// whitespace.
+var errAfterObject = errors.New("httpapi: more than whitespace after the JSON object")
 
-var ndjsonType = []string{"application/x-ndjson"}
-
-// streamChunk is how much of an ndjson export is written at a time; each
-// write gets writeGrace more to finish, so a long export is bounded by the
-// client's pace, not by the server's WriteTimeout.
-const (
-	streamChunk = 256 << 10
-	writeGrace  = 30 * time.Second
-)
-
-// streamSize is the length of l's NDJSON export: each body and a newline.
-func streamSize(l index.List) int {
-	size := 0
-	for i := 0; i < l.Len(); i++ {
-		size += len(l.Item(i)) + 1
-	}
-	return size
-}
-
-// stream writes l, a list of full CVE bodies, as NDJSON: one body and a
-// newline each, through c.buf in pieces of about streamChunk bytes, each
-// with a fresh write deadline, so a large export to a slow client is not
-// cut by the server's WriteTimeout while it keeps reading. It returns the
-// bytes written; it stops at the first failed write.
-func (c *call) stream(w http.ResponseWriter, l index.List) (n int) {
-	rc := http.NewResponseController(w)
-	buf := c.buf[:0]
-	flush := func() bool {
-		rc.SetWriteDeadline(time.Now().Add(writeGrace)) // not every writer can; then the server's limit holds
-		m, err := w.Write(buf)
-		n += m
-		buf = buf[:0]
-		return err == nil
-	}
-	for i := 0; i < l.Len(); i++ {
-		buf = append(buf, l.Item(i)...)
-		buf = append(buf, '\n')
-		if len(buf) >= streamChunk && !flush() {
-			break
+// onlySpace reads r to its end and fails at the first byte that is not
+// JSON whitespace (errAfterObject), or with r's error. Reading in order,
+// a body already wrong within its first maxBatchBody bytes is refused as
+// wrong, one longer than that which was not as too long.
+func onlySpace(r io.Reader) error {
+	var buf [4096]byte
+	for {
+		n, err := r.Read(buf[:])
+		for _, b := range buf[:n] {
+			if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+				return errAfterObject
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
-	if len(buf) > 0 {
-		flush()
-	}
-	c.buf = buf
-	return n
 }
 
 // maxBatch is the most names one batch lookup takes; maxBatchBody bounds
@@ -311,7 +147,7 @@ const (
 // {"names": [...]}: {"cves": [full CVE objects in the order asked],
 // "missing": [names not found, as given]}. A name asked twice is answered
 // once, where it was first asked.
-func cveBatch(c *call) (result, error) {
+func cveBatch(c call, dst []byte) (result, error) {
 	var names []string
 	if c.r.Method == http.MethodPost {
 		body := http.MaxBytesReader(nil, c.r.Body, maxBatchBody)
@@ -319,18 +155,19 @@ func cveBatch(c *call) (result, error) {
 			Names *[]string `json:"names"`
 		}
 		dec := json.NewDecoder(body)
-		if err := dec.Decode(&req); err != nil || dec.More() {
-			if _, tooBig := err.(*http.MaxBytesError); tooBig {
-				return result{}, errBatchTooBig
-			}
-			return result{}, errBadBatchBody
+		if err := dec.Decode(&req); err != nil {
+			return result{}, batchBodyErr(err)
+		}
+		if err := onlySpace(io.MultiReader(dec.Buffered(), body)); err != nil {
+			return result{}, batchBodyErr(err)
 		}
 		if req.Names == nil {
 			return result{}, errBadBatchBody
 		}
 		names = *req.Names
 	} else {
-		v, ok, err := queryValue(c.r.URL.RawQuery, "names")
+		q := splitQuery(c.r.URL.RawQuery)
+		v, ok, err := q.value(pNames)
 		if err != nil {
 			return result{}, err
 		}
@@ -348,7 +185,7 @@ func cveBatch(c *call) (result, error) {
 	if len(names) == 0 || len(names) > maxBatch {
 		return result{}, errBatchNames
 	}
-	b := append(c.buf[:0], `{"cves":[`...)
+	b := append(dst, `{"cves":[`...)
 	seen := make(map[string]bool, len(names))
 	missing := []string{}
 	first := true
@@ -358,8 +195,8 @@ func cveBatch(c *call) (result, error) {
 			continue
 		}
 		seen[key] = true
-		body, ok := c.ix.CVE(name)
-		if !ok {
+		body, err := c.ix.CVE(name)
+		if err != nil {
 			missing = append(missing, name)
 			continue
 		}
@@ -372,6 +209,5 @@ func cveBatch(c *call) (result, error) {
 	b = append(b, `],"missing":`...)
 	m, _ := json.MarshalWithOption(missing, json.DisableHTMLEscape())
 	b = append(b, m...)
-	c.buf = append(b, '}')
-	return result{body: c.buf}, nil
+	return result{body: append(b, '}'), appended: true}, nil
 }

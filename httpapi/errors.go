@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // apiError is an error with the status and the one-sentence message the
@@ -21,7 +23,8 @@ func newAPIError(status int, message string) *apiError {
 
 func (e *apiError) Error() string { return e.message }
 
-// The errors of the API, in one table.
+// The errors of the API, in one table: the API's own, then the index's
+// (indexErrors) as the API answers them.
 var (
 	errCVENotFound        = newAPIError(http.StatusNotFound, "CVE not found")
 	errCWENotFound        = newAPIError(http.StatusNotFound, "CWE not found")
@@ -38,8 +41,8 @@ var (
 	errBadQuery           = newAPIError(http.StatusBadRequest, "query is not valid percent-encoding")
 	errBadPage            = newAPIError(http.StatusBadRequest, "page must be a whole number from 1 to 1000000")
 	errBadCVSS            = newAPIError(http.StatusBadRequest, "cvss must be low, medium, high or critical")
-	errBadUpdatedSince    = newAPIError(http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)")
-	errBadPublishedSince  = newAPIError(http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339)")
+	errBadUpdatedSince    = newAPIError(http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)")
+	errBadPublishedSince  = newAPIError(http.StatusBadRequest, "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)")
 	errBadFormat          = newAPIError(http.StatusBadRequest, "format must be json or ndjson")
 	errBadKEV             = newAPIError(http.StatusBadRequest, "kev must be true or false")
 	errProductNeedsVendor = newAPIError(http.StatusBadRequest, "product needs vendor")
@@ -51,15 +54,40 @@ var (
 	errInternal           = newAPIError(http.StatusInternalServerError, "internal error")
 )
 
+// indexErrors are the errors of the index's lookups as the API answers
+// them. A handler returns them as the index does.
+var indexErrors = [...]struct {
+	err error
+	api *apiError
+}{
+	{index.ErrCVENotFound, errCVENotFound},
+	{index.ErrCWENotFound, errCWENotFound},
+	{index.ErrVendorNotFound, errVendorNotFound},
+	{index.ErrProductNotFound, errProductNotFound},
+	{index.ErrReportNotFound, errReportNotFound},
+	{index.ErrAlertNotFound, errAlertNotFound},
+}
+
+// apiErrorOf is the answer to err: the API error it is or wraps, or the
+// one of the index error it is or wraps; any other error is ours, a 500.
+func apiErrorOf(err error) *apiError {
+	if e, ok := errors.AsType[*apiError](err); ok {
+		return e
+	}
+	for _, m := range indexErrors {
+		if errors.Is(err, m.err) {
+			return m.api
+		}
+	}
+	return errInternal
+}
+
 // successOnly are the headers only a 200 or 304 carries.
 var successOnly = [...]string{"Etag", "Last-Modified", "Cache-Control", "Content-Encoding", "Link", "X-Total-Count"}
 
 // writeError answers err; it returns the status and the body bytes written.
 func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n int) {
-	e, ok := err.(*apiError) // handlers return these unwrapped: no search
-	if !ok {
-		e = wrappedAPIError(err)
-	}
+	e := apiErrorOf(err)
 	body := e.body
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonType
@@ -74,17 +102,4 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n in
 		n, _ = w.Write(body)
 	}
 	return e.status, n
-}
-
-// wrappedAPIError finds an API error inside err; any other error is ours:
-// a 500. It is apart from writeError so that the fast path does not pay
-// for errors.As's target escaping to the heap.
-//
-//go:noinline
-func wrappedAPIError(err error) *apiError {
-	var e *apiError
-	if errors.As(err, &e) {
-		return e
-	}
-	return errInternal
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // TestWriteErrorWrapped: an API error wrapped on its way up keeps its
@@ -19,6 +21,14 @@ func TestWriteErrorWrapped(t *testing.T) {
 		{fmt.Errorf("listing: %w", errVendorNotFound), 404, `{"message":"vendor not found"}`},
 		{errors.Join(errors.New("first"), errBadKEV), 400, `{"message":"kev must be true or false"}`},
 		{errors.New("disk on fire"), 500, `{"message":"internal error"}`},
+		// The index's lookups fail with its own errors, wrapped or not.
+		{index.ErrCVENotFound, 404, `{"message":"CVE not found"}`},
+		{index.ErrCWENotFound, 404, `{"message":"CWE not found"}`},
+		{index.ErrVendorNotFound, 404, `{"message":"vendor not found"}`},
+		{index.ErrProductNotFound, 404, `{"message":"product not found"}`},
+		{index.ErrReportNotFound, 404, `{"message":"report not found"}`},
+		{fmt.Errorf("events: %w", index.ErrAlertNotFound), 404, `{"message":"alert not found"}`},
+		{index.ErrNotFound, 500, `{"message":"internal error"}`}, // not found what?
 	} {
 		w := httptest.NewRecorder()
 		status, n := writeError(w, httptest.NewRequest("GET", "/cve", nil), tc.err)

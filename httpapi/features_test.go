@@ -147,6 +147,9 @@ func TestCVEListFilters(t *testing.T) {
 		{"/cve?page=0&updated_since=2024-01-01T00:00:00Z", errBadPage.message},
 		{"/vendors/nope/cve?updated_since=bad", errVendorNotFound.message},
 		{"/vendors/nope/cve?page=x", errBadPage.message},
+		// A raw "+" is a space: the message says how to send an offset.
+		{"/cve?updated_since=2024-02-15T01:00:00+01:00", "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)"},
+		{"/cve?published_since=2024-02-15T01:00:00+01:00", "published_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)"},
 	} {
 		res, body := do(t, srv, "GET", tc.target, nil)
 		want := `{"message":` + strconv.Quote(tc.msg) + `}`
@@ -173,12 +176,35 @@ func TestFilterLinks(t *testing.T) {
 	}
 }
 
+// TestFilterLinksOrder: the links keep every parameter that selects the
+// list, in the order docs/API.md gives (cvss, cwe, vendor, product,
+// version, kev, updated_since, published_since), but not the names in
+// the path, whatever order they were sent in.
+func TestFilterLinksOrder(t *testing.T) {
+	ix := filterData(t)
+	srv := newTestServer(t, ix)
+	for _, tc := range []struct{ target, first string }{
+		{"/cve?published_since=2020-01-01T00:00:00Z&kev=FALSE&version=1.0&product=widget&vendor=acme&cwe=cwe-79&cvss=Low",
+			`</cve?cvss=low&cwe=cwe-79&vendor=acme&product=widget&version=1.0&kev=false&published_since=2020-01-01T00%3A00%3A00Z&page=1>; rel="first"`},
+		{"/vendors/acme/products/widget/cve?published_since=2020-01-01T00:00:00Z&updated_since=2020-01-01+00:00:00Z&kev=true&version=1.0",
+			`</vendors/acme/products/widget/cve?version=1.0&kev=true&updated_since=2020-01-01+00%3A00%3A00Z&published_since=2020-01-01T00%3A00%3A00Z&page=1>; rel="first"`},
+		{"/vendors/acme/cve?kev=false&format=json", `</vendors/acme/cve?kev=false&page=1>; rel="first"`},
+		{"/cwe/CWE-79/cve?updated_since=2020-01-01+00:00:00Z", `</cwe/CWE-79/cve?updated_since=2020-01-01+00%3A00%3A00Z&page=1>; rel="first"`},
+		{"/vendors?q=", `</vendors?q=&page=1>; rel="first"`},
+	} {
+		res, body := do(t, srv, "GET", tc.target, nil)
+		if got := res.Header.Get("Link"); res.StatusCode != 200 || !strings.HasPrefix(got, tc.first+", ") {
+			t.Errorf("%s: %d %.100s\nLink %s\nwant first %s", tc.target, res.StatusCode, body, got, tc.first)
+		}
+	}
+}
+
 func TestNDJSON(t *testing.T) {
 	ix := filterData(t)
 	srv := newTestServer(t, ix)
 	full := func(name string) string {
-		b, ok := ix.CVE(name)
-		if !ok {
+		b, err := ix.CVE(name)
+		if err != nil {
 			t.Fatalf("no %s", name)
 		}
 		return string(b)
@@ -315,6 +341,14 @@ func TestBatch(t *testing.T) {
 		{`not json`, 400, errBadBatchBody.message},
 		{``, 400, errBadBatchBody.message},
 		{`{"names":["` + strings.Repeat("x", maxBatchBody) + `"]}`, 413, errBatchTooBig.message},
+		// After the object: whitespace only, and within the limit.
+		{`{"names":["CVE-2024-0001"]}` + " \t\r\n", 200, ""},
+		{`{"names":["CVE-2024-0001"]}]`, 400, errBadBatchBody.message},
+		{`{"names":["CVE-2024-0001"]}}`, 400, errBadBatchBody.message},
+		{`{"names":["CVE-2024-0001"]} x`, 400, errBadBatchBody.message},
+		{`{"names":["CVE-2024-0001"]}` + strings.Repeat(" ", maxBatchBody), 413, errBatchTooBig.message},
+		{`{"names":["CVE-2024-0001"]}` + strings.Repeat(" ", maxBatchBody) + "]", 413, errBatchTooBig.message},
+		{`{"names":["CVE-2024-0001"]}]` + strings.Repeat(" ", maxBatchBody), 400, errBadBatchBody.message},
 	} {
 		res, body := post(tc.body)
 		if res.StatusCode != tc.status || (tc.msg != "" && string(body) != `{"message":`+strconv.Quote(tc.msg)+`}`) {

@@ -71,7 +71,10 @@ func (s *Server) snapHeaders(ix *index.Index) *snapHeaders {
 
 // contentLengths holds the Content-Length header value of every length
 // below len(contentLengths), each made on first use and then shared like
-// jsonType, so writing a response's length allocates nothing.
+// jsonType, so writing a response's length allocates nothing. It stays
+// because it measurably matters: with []string{strconv.Itoa(n)} instead,
+// BenchmarkServe's one CVE went from 1 to 3 allocs/op and 342 to 387
+// ns/op (a page from 2 to 4 and 1293 to 1640), and TestServeAllocs fails.
 var contentLengths [1 << 16]atomic.Pointer[[]string]
 
 // contentLength returns the Content-Length header value for n bytes.
@@ -88,7 +91,10 @@ func contentLength(n int) []string {
 }
 
 // pageHeaders holds a paged list's X-Total-Count and Link values and, in
-// most cases, their bytes: one allocation per page served.
+// most cases, their bytes: one allocation per page served. Made instead
+// with one string(b) beside the values, a page costs two, which
+// TestServeAllocs refuses (BenchmarkServe's page: 2 -> 3 allocs/op,
+// 1229 -> 1137 ns/op, 640 -> 272 B/op: the time is not what it saves).
 type pageHeaders struct {
 	vals [2]string // X-Total-Count, Link
 	buf  [512]byte

@@ -1,7 +1,5 @@
 package httpapi
 
-import "github.com/vulnd/vulnd/index"
-
 // routes is the API: one line per endpoint. Paths are matched against the
 // still-escaped request path; every :param is percent-decoded before the
 // handler sees it.
@@ -31,105 +29,90 @@ var routes = []struct {
 	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
 }
 
-func cweList(c *call) (result, error) { return c.page(c.ix.CWEs()) }
-
-func cweOne(c *call) (result, error) {
-	b, ok := c.ix.CWE(c.param("name"))
-	return one(b, ok, errCWENotFound)
+func cweList(c call, dst []byte) (result, error) {
+	p, err := parsePageQuery(c.r.URL.RawQuery)
+	if err != nil {
+		return result{}, err
+	}
+	return c.page(dst, c.ix.CWEs(), p, "")
 }
 
-func cveOne(c *call) (result, error) {
-	b, ok := c.ix.CVE(c.param("name"))
-	return one(b, ok, errCVENotFound)
+// The handlers of one item answer the index's body as it is, or its
+// error: named results, so the result is zeroed once and never copied.
+
+func cweOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.CWE(c.param("name"))
+	return res, err
+}
+
+func cveOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.CVE(c.param("name"))
+	return res, err
 }
 
 // cveDetails is what NVD says of a CVE beyond its body: status, KEV and
 // every CVSS metric.
-func cveDetails(c *call) (result, error) {
-	b, ok := c.ix.AppendDetails(c.buf[:0], c.param("name"))
-	if !ok {
-		return result{}, errCVENotFound
+func cveDetails(c call, dst []byte) (result, error) {
+	b, err := c.ix.AppendDetails(dst, c.param("name"))
+	if err != nil {
+		return result{}, err
 	}
-	c.buf = b
-	return result{body: b}, nil
+	return result{body: b, appended: true}, nil
 }
 
 // vendorList is every vendor or, with q, those whose name or human_name
 // holds q, ignoring case.
-func vendorList(c *call) (result, error) {
-	q, ok, err := queryValue(c.r.URL.RawQuery, "q")
+func vendorList(c call, dst []byte) (result, error) {
+	q, err := parseSearchQuery(c.r.URL.RawQuery, true)
 	if err != nil {
 		return result{}, err
 	}
-	if ok {
-		c.keep("q", q)
-	}
-	return c.page(c.ix.SearchVendors(q))
+	return c.page(dst, c.ix.SearchVendors(q.q), q.page, q.links())
 }
 
-func vendorOne(c *call) (result, error) {
-	b, ok := c.ix.Vendor(c.param("vendor"))
-	return one(b, ok, errVendorNotFound)
+func vendorOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.Vendor(c.param("vendor"))
+	return res, err
 }
 
 // productList is a vendor's every product or, with q, those whose name or
 // human_name holds q, ignoring case. It is not paged.
-func productList(c *call) (result, error) {
-	q, _, err := queryValue(c.r.URL.RawQuery, "q")
+func productList(c call, dst []byte) (result, error) {
+	q, err := parseSearchQuery(c.r.URL.RawQuery, false)
 	if err != nil {
 		return result{}, err
 	}
-	l, ok := c.ix.SearchProducts(c.param("vendor"), q)
-	if !ok {
-		return result{}, errVendorNotFound
-	}
-	c.buf = l.AppendAll(c.buf[:0])
-	return result{body: c.buf}, nil
-}
-
-func productOne(c *call) (result, error) {
-	b, vendorOK, ok := c.ix.Product(c.param("vendor"), c.param("product"))
-	return one(b, ok, productErr(vendorOK))
-}
-
-func reportList(c *call) (result, error) { return c.page(c.ix.Reports()) }
-
-func reportOne(c *call) (result, error) {
-	b, ok := c.ix.Report(c.param("report"))
-	return one(b, ok, errReportNotFound)
-}
-
-func reportAlerts(c *call) (result, error) {
-	b, ok := c.ix.ReportAlerts(c.param("report"))
-	return one(b, ok, errReportNotFound)
-}
-
-func alertEvents(c *call) (result, error) {
-	b, reportOK, ok := c.ix.AlertEvents(c.param("report"), c.param("alert"))
-	if !reportOK {
-		return result{}, errReportNotFound
-	}
-	return one(b, ok, errAlertNotFound)
-}
-
-// one turns a lookup's (body, ok) into a handler's result, err for a miss.
-func one(b []byte, ok bool, err error) (result, error) {
-	if !ok {
+	l, err := c.ix.SearchProducts(c.param("vendor"), q.q)
+	if err != nil {
 		return result{}, err
 	}
-	return result{body: b}, nil
+	return result{body: l.AppendAll(dst), appended: true}, nil
 }
 
-func productErr(vendorOK bool) error {
-	if !vendorOK {
-		return errVendorNotFound
+func productOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.Product(c.param("vendor"), c.param("product"))
+	return res, err
+}
+
+func reportList(c call, dst []byte) (result, error) {
+	p, err := parsePageQuery(c.r.URL.RawQuery)
+	if err != nil {
+		return result{}, err
 	}
-	return errProductNotFound
+	return c.page(dst, c.ix.Reports(), p, "")
 }
 
-// bandParams is the cvss parameter of each band as the Link header of
-// /cve writes it.
-var bandParams = map[index.Band]string{
-	index.BandLow: "cvss=low&", index.BandMedium: "cvss=medium&", index.BandHigh: "cvss=high&",
-	index.BandCritical: "cvss=critical&",
+func reportOne(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.Report(c.param("report"))
+	return res, err
+}
+
+func reportAlerts(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.ReportAlerts(c.param("report"))
+	return res, err
+}
+
+func alertEvents(c call, _ []byte) (res result, err error) {
+	res.body, err = c.ix.AlertEvents(c.param("report"), c.param("alert"))
+	return res, err
 }

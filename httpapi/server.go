@@ -125,61 +125,45 @@ func (s *Server) handle(path string, h handler, post bool) {
 	s.router.GET(path, handle)
 }
 
-// handler computes one endpoint's answer. A body that is c.buf, or grown
-// from it, goes back to the pool after it is written.
-type handler func(c *call) (result, error)
+// handler computes one endpoint's answer, into dst when it builds a body
+// (AppendX style: see result.appended).
+type handler func(c call, dst []byte) (result, error)
 
-// result is what a handler answers, for serve to write: a JSON body and,
-// when the answer comes from a list, that list: body is a page of it, or
-// the whole list is streamed as NDJSON instead. It is a body and one
-// pointer, small enough for the compiler to keep it and the error
-// returned with it in registers: a larger result goes through memory on
-// every request (it made BenchmarkServe's one-CVE request 8% slower).
+// result is everything a handler answers, for serve to write: a JSON
+// body or, when stream is set, that list streamed as NDJSON instead; for
+// a page (page > 0), the page facts and the query parameters its links
+// keep. It is kept small: every answer zeroes and copies it (with an
+// index.List in it, 192 bytes, that was some 4% of BenchmarkServe's
+// one-CVE request), so the rare NDJSON export pays an allocation for its
+// list instead.
 type result struct {
 	body []byte
-	list *listed
-}
-
-// listed is the list an answer comes from. It is kept in the call
-// (call.listed), so a result points at it without an allocation.
-type listed struct {
-	l index.List
-	// ndjson: all of l is the answer, as NDJSON. Otherwise the body is
-	// page num of l, and links are the query parameters (each followed
-	// by "&") the page's Link header keeps.
-	ndjson bool
-	num    int
-	links  string
+	// appended: body was appended to the handler's dst, so serve takes it
+	// back as its buffer once written. Otherwise body is the snapshot's
+	// (or its own) and is only read.
+	appended bool
+	// page is the page number of a page of a list of total items, else 0.
+	page, total int
+	// links are the query parameters (each followed by "&") the page's
+	// Link header keeps besides page.
+	links string
+	// stream, if set, is the answer: a list of full bodies, as NDJSON.
+	stream *index.List
 }
 
 // call is what a handler gets: the snapshot to answer from (read once per
-// request), the request, its decoded path parameters and a scratch buffer.
-// wrote is serve's: set just before the response header goes out.
+// request), the request, its path parameters and the page size.
 type call struct {
 	ix       *index.Index
 	r        *http.Request
 	ps       httprouter.Params
-	buf      []byte
-	zbuf     []byte // the compressed body
 	pageSize int
-	wrote    bool
-	// linkParams are the query parameters (each followed by "&") a
-	// page's links keep besides page, gathered as the handler reads
-	// them (keep); page puts them in its result.
-	linkParams string
-	// listed is what a result's list points at.
-	listed listed
 }
-
-var callPool = sync.Pool{New: func() any { return &call{buf: make([]byte, 0, 16<<10)} }}
-
-// maxPooledBuf keeps rare huge pages from pinning memory in the pool.
-const maxPooledBuf = 1 << 20
 
 // param returns the named path parameter, percent-decoded. The router
 // matched on the escaped path and ServeHTTP checked the escapes, so
 // decoding cannot fail here.
-func (c *call) param(name string) string {
+func (c call) param(name string) string {
 	v := c.ps.ByName(name)
 	if d, err := url.PathUnescape(v); err == nil {
 		return d
@@ -187,23 +171,22 @@ func (c *call) param(name string) string {
 	return v
 }
 
-// page writes the requested page of l into c.buf.
-func (c *call) page(l index.List) (result, error) {
-	p, err := parsePage(c.r.URL.RawQuery)
-	if err != nil {
-		return result{}, err
-	}
-	c.buf = l.AppendPage(c.buf[:0], p, c.pageSize)
-	c.listed = listed{l: l, num: p, links: c.linkParams}
-	return result{body: c.buf, list: &c.listed}, nil
+// page answers page p of l, appended to dst; links are the query
+// parameters its links keep.
+func (c call) page(dst []byte, l index.List, p int, links string) (result, error) {
+	return result{body: l.AppendPage(dst, p, c.pageSize), appended: true, page: p, total: l.Len(), links: links}, nil
 }
 
-// checkPage refuses a bad page parameter before anything else, so a bad
-// page is 400 whether or not the resource exists.
-func (c *call) checkPage() error {
-	_, err := parsePage(c.r.URL.RawQuery)
-	return err
+// buffers are serve's, pooled: the body a handler appends to and the
+// compressed body. Nothing of a snapshot stays in them but copies.
+type buffers struct {
+	body, z []byte
 }
+
+var bufPool = sync.Pool{New: func() any { return &buffers{body: make([]byte, 0, 16<<10)} }}
+
+// maxPooledBuf keeps rare huge pages from pinning memory in the pool.
+const maxPooledBuf = 1 << 20
 
 // maxPath and maxQuery are the longest escaped path and raw query served;
 // longer ones get 414. The listener marks targets by the same limits.
@@ -278,9 +261,9 @@ var (
 	allowPostHeader = []string{"GET, HEAD, POST"}
 )
 
-// serve runs one endpoint's handler and writes its answer. A panic in the
-// handler, or anywhere in serve, is recovered here: see recovered. rm, if
-// not nil, counts the answer.
+// serve runs one endpoint's handler and writes its answer: the one
+// writer of every answer. A panic in the handler, or anywhere in serve,
+// is recovered here: see recovered. rm, if not nil, counts the answer.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler, rm *routeMetrics) {
 	start := s.now()
 	ix := s.index()
@@ -292,43 +275,40 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	sh := s.snapHeaders(ix)
 	hdr := w.Header()
 	hdr["X-Snapshot-Id"] = sh.id
-	c := callPool.Get().(*call)
-	c.ix, c.r, c.ps, c.pageSize, c.wrote = ix, r, ps, s.pageSize, false
-	c.linkParams = ""
-	var status, n int
+	bufs := bufPool.Get().(*buffers)
+	var (
+		status, n int
+		wrote     bool // the response header may be out
+	)
 	defer func() {
-		v, wrote := recover(), c.wrote
-		// Nothing of the snapshot stays in the pool: listed is cleared
-		// only when a result pointed at it (zeroing it costs).
-		c.ix, c.r, c.ps = nil, nil, nil
-		if c.listed.num != 0 || c.listed.ndjson {
-			c.listed = listed{}
-		}
-		if cap(c.buf) <= maxPooledBuf && cap(c.zbuf) <= maxPooledBuf {
-			callPool.Put(c)
+		v := recover()
+		if cap(bufs.body) <= maxPooledBuf && cap(bufs.z) <= maxPooledBuf {
+			bufPool.Put(bufs)
 		}
 		if v != nil {
 			status, n = s.recovered(w, r, v, wrote)
 		}
 		s.finish(r, rm, status, n, start)
 	}()
-	res, err := h(c)
+	res, err := h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize}, bufs.body[:0])
+	if res.appended {
+		bufs.body = res.body[:0] // take back what came out
+	}
 	if err != nil {
-		c.wrote = true
+		wrote = true
 		status, n = writeError(w, r, err)
 		return
 	}
-	// One writer for every answer: headers, validators, 304, HEAD and
-	// Content-Length alike, then the body whole or, for NDJSON, streamed.
+	// Headers, validators, 304, HEAD and Content-Length alike, then the
+	// body whole or, for NDJSON, streamed.
 	body, size, coding := res.body, len(res.body), identity
-	stream := res.list != nil && res.list.ndjson
 	switch {
-	case stream:
+	case res.stream != nil:
 		// NDJSON exports are never compressed: they stream.
 		hdr["Content-Type"] = ndjsonType
 		hdr["Vary"] = varyAccept
-		hdr["X-Total-Count"] = []string{strconv.Itoa(res.list.l.Len())}
-		size = streamSize(res.list.l)
+		hdr["X-Total-Count"] = []string{strconv.Itoa(res.stream.Len())}
+		size = streamSize(*res.stream)
 	case len(body) >= minCompress:
 		// A body this size is compressed for clients that ask, so its URL
 		// varies by Accept-Encoding; a smaller one never is.
@@ -347,57 +327,104 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		s.setValidators(hdr, sh, sh.weakETag)
 	}
 	if r.Method != http.MethodPost && notModified(r, ix.ETag(), sh.modTime) {
-		c.wrote, status = true, http.StatusNotModified
+		wrote, status = true, http.StatusNotModified
 		w.WriteHeader(status)
 		return
 	}
 	if coding != identity {
-		body = s.compressed(c, r, ix.ETag(), body, coding)
+		body, bufs.z = s.compressed(bufs.z[:0], r, ix.ETag(), body, coding)
 		size = len(body)
 		hdr["Content-Encoding"] = contentEncoding[coding]
 	}
 	hdr["Content-Length"] = contentLength(size)
-	if res.list != nil && !stream {
-		setPageHeaders(hdr, r.URL.EscapedPath(), res.list.links, res.list.num, res.list.l.Len(), c.pageSize)
+	if res.page > 0 {
+		setPageHeaders(hdr, r.URL.EscapedPath(), res.links, res.page, res.total, s.pageSize)
 	}
-	c.wrote, status = true, http.StatusOK
+	wrote, status = true, http.StatusOK
 	w.WriteHeader(status)
 	switch {
 	case r.Method == http.MethodHead:
-	case stream:
-		n = c.stream(w, res.list.l)
+	case res.stream != nil:
+		n, bufs.body = stream(w, *res.stream, bufs.body[:0])
 	default:
 		n, _ = w.Write(body)
 	}
 }
 
+var ndjsonType = []string{"application/x-ndjson"}
+
+// streamChunk is how much of an ndjson export is written at a time; each
+// write gets writeGrace more to finish, so a long export is bounded by the
+// client's pace, not by the server's WriteTimeout.
+const (
+	streamChunk = 256 << 10
+	writeGrace  = 30 * time.Second
+)
+
+// streamSize is the length of l's NDJSON export: each body and a newline.
+func streamSize(l index.List) int {
+	size := 0
+	for i := 0; i < l.Len(); i++ {
+		size += len(l.Item(i)) + 1
+	}
+	return size
+}
+
+// stream writes l, a list of full CVE bodies, as NDJSON: one body and a
+// newline each, through buf in pieces of about streamChunk bytes, each
+// with a fresh write deadline, so a large export to a slow client is not
+// cut by the server's WriteTimeout while it keeps reading. It returns the
+// bytes written and buf as grown; it stops at the first failed write.
+func stream(w http.ResponseWriter, l index.List, buf []byte) (n int, grown []byte) {
+	rc := http.NewResponseController(w)
+	flush := func() bool {
+		rc.SetWriteDeadline(time.Now().Add(writeGrace)) // not every writer can; then the server's limit holds
+		m, err := w.Write(buf)
+		n += m
+		buf = buf[:0]
+		return err == nil
+	}
+	for i := 0; i < l.Len(); i++ {
+		buf = append(buf, l.Item(i)...)
+		buf = append(buf, '\n')
+		if len(buf) >= streamChunk && !flush() {
+			break
+		}
+	}
+	if len(buf) > 0 {
+		flush()
+	}
+	return n, buf
+}
+
 // compressed returns body in coding: from the cache when this target of
-// this snapshot was compressed before, else compressed into c.zbuf (and
-// kept for next time, for GET and HEAD).
-func (s *Server) compressed(c *call, r *http.Request, tag string, body []byte, coding coding) []byte {
+// this snapshot was compressed before, else compressed into dst (and
+// kept for next time, for GET and HEAD). It returns dst as grown, to be
+// used again.
+func (s *Server) compressed(dst []byte, r *http.Request, tag string, body []byte, coding coding) (out, grown []byte) {
 	cacheable := r.Method != http.MethodPost && r.RequestURI != ""
 	z := s.zcache.Load()
 	if cacheable && z != nil && z.tag == tag {
 		if b, ok := z.get(coding, r.RequestURI); ok {
-			return b
+			return b, dst
 		}
 	}
-	c.zbuf = compress(c.zbuf[:0], body, coding)
+	dst = compress(dst, body, coding)
 	if !cacheable {
-		return c.zbuf
+		return dst, dst
 	}
 	if z == nil || z.tag != tag {
 		nz := newZcache(tag)
 		if s.zcache.CompareAndSwap(z, nz) {
 			z = nz
 		} else if z = s.zcache.Load(); z == nil || z.tag != tag {
-			return c.zbuf
+			return dst, dst
 		}
 	}
-	if !z.put(coding, r.RequestURI, c.zbuf) {
+	if !z.put(coding, r.RequestURI, dst) {
 		s.zcache.CompareAndSwap(z, newZcache(tag)) // full: start over
 	}
-	return c.zbuf
+	return dst, dst
 }
 
 // now is the start time of a request when something will measure it.

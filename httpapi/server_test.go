@@ -106,7 +106,7 @@ func panicServer(t testing.TB) (*Server, *lockedBuffer) {
 	ix := handData(t)
 	logs := &lockedBuffer{}
 	s := New(func() *index.Index { return ix }, Options{Log: slog.New(slog.NewTextHandler(logs, nil))})
-	s.handle("/.panic/:what", func(c *call) (result, error) {
+	s.handle("/.panic/:what", func(c call, _ []byte) (result, error) {
 		if c.param("what") == "abort" {
 			panic(http.ErrAbortHandler)
 		}

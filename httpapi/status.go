@@ -34,7 +34,7 @@ type enrichment struct {
 	ShareWithoutCVSS float64 `json:"share_without_cvss"`
 }
 
-func status(c *call) (result, error) {
+func status(c call, _ []byte) (result, error) {
 	st := c.ix.Status()
 	b := statusBody{
 		SnapshotID: st.ID, FormatVersion: st.Format, BuiltAt: st.BuiltAt,

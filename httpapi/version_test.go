@@ -104,8 +104,8 @@ func TestVersionNDJSONAndPages(t *testing.T) {
 	srv := newTestServer(t, ix)
 	var want strings.Builder
 	for _, name := range []string{c53104, c1086} {
-		b, ok := ix.CVE(name)
-		if !ok {
+		b, err := ix.CVE(name)
+		if err != nil {
 			t.Fatalf("no %s", name)
 		}
 		want.Write(b)

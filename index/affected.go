@@ -11,9 +11,8 @@ import (
 
 // ProductCVEsAt lists the CVEs of the vendor-and-product pair that have a
 // vulnerable CPE match covering version, in the list order of ProductCVEs
-// and each once. vendorOK and ok are as for ProductCVEs: ok is false when
-// the product is unknown, vendorOK when the vendor is. It is safe for
-// concurrent use.
+// and each once. It fails as ProductCVEs does, with ErrVendorNotFound
+// or ErrProductNotFound. It is safe for concurrent use.
 //
 // Only CPEs marked vulnerable count, and only those naming exactly this
 // vendor and product (CPE escaping removed, as in the product's name).
@@ -52,12 +51,12 @@ import (
 // pass over its ranges comparing integers, and at most one allocation,
 // to merge what several of these found. The product's first query builds
 // those tables, once, from the CPEs of the product's CVE bodies.
-func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (l CVEList, vendorOK, ok bool) {
-	k, vendorOK, ok := ix.product(vendorName, productName)
-	if !ok {
-		return CVEList{}, vendorOK, false
+func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (CVEList, error) {
+	k, err := ix.product(vendorName, productName)
+	if err != nil {
+		return CVEList{}, err
 	}
-	return ix.cveList(ix.affected(k, vendorName, productName).match(version), false), true, true
+	return ix.cveList(ix.affected(k, vendorName, productName).match(version), false), nil
 }
 
 // affected returns the affected of the product at k, named vendorName and

@@ -191,9 +191,9 @@ func TestProductCVEsAtRealRecords(t *testing.T) {
 		{"vercel", "next.js", "13.0.0", []string{"CVE-2025-29927"}},
 		{"vercel", "next.js", "13.5.9", []string{}},
 	} {
-		l, vendorOK, ok := ix.ProductCVEsAt(tc.vendor, tc.product, tc.version)
-		if !vendorOK || !ok {
-			t.Errorf("%s/%s: vendorOK %v ok %v", tc.vendor, tc.product, vendorOK, ok)
+		l, err := ix.ProductCVEsAt(tc.vendor, tc.product, tc.version)
+		if err != nil {
+			t.Errorf("%s/%s: %v", tc.vendor, tc.product, err)
 			continue
 		}
 		var items []struct{ Name string }

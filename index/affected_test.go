@@ -151,9 +151,9 @@ func TestProductCVEsAtRules(t *testing.T) {
 		{"v", "p", "-", "", "\"-\" is not a version"},
 		{"v", "p", "..", "", "nor is anything without a letter or digit"},
 	} {
-		l, vendorOK, ok := ix.ProductCVEsAt(tc.vendor, tc.product, tc.version)
-		if !vendorOK || !ok {
-			t.Errorf("%s/%s: vendorOK %v ok %v", tc.vendor, tc.product, vendorOK, ok)
+		l, err := ix.ProductCVEsAt(tc.vendor, tc.product, tc.version)
+		if err != nil {
+			t.Errorf("%s/%s: %v", tc.vendor, tc.product, err)
 			continue
 		}
 		want := []string{}
@@ -164,11 +164,11 @@ func TestProductCVEsAtRules(t *testing.T) {
 			t.Errorf("%s/%s at %q (%s) (-want +got):\n%s", tc.vendor, tc.product, tc.version, tc.why, diff)
 		}
 	}
-	if _, vendorOK, ok := ix.ProductCVEsAt("v", "nope", "1.0"); !vendorOK || ok {
-		t.Errorf("unknown product: vendorOK %v ok %v", vendorOK, ok)
+	if _, err := ix.ProductCVEsAt("v", "nope", "1.0"); err != ErrProductNotFound {
+		t.Errorf("unknown product: %v", err)
 	}
-	if _, vendorOK, ok := ix.ProductCVEsAt("nope", "p", "1.0"); vendorOK || ok {
-		t.Errorf("unknown vendor: vendorOK %v ok %v", vendorOK, ok)
+	if _, err := ix.ProductCVEsAt("nope", "p", "1.0"); err != ErrVendorNotFound {
+		t.Errorf("unknown vendor: %v", err)
 	}
 }
 
@@ -188,8 +188,8 @@ func TestProductVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _, ok := ix.Product("v", "p")
-	if !ok {
+	body, err := ix.Product("v", "p")
+	if err != nil {
 		t.Fatal("no v/p")
 	}
 	var got struct{ Versions []string }
@@ -337,7 +337,7 @@ func TestProductCVEsAtAgainstRules(t *testing.T) {
 		return anyUpdate && followedByWord(asked, c.Version)
 	}
 	for _, product := range []string{"p", "q", "r"} {
-		all, _, _ := ix.ProductCVEs("v", product)
+		all, _ := ix.ProductCVEs("v", product)
 		allNames := listNames(t, all.List)
 		byName := map[string]*CVE{}
 		for i := range d.CVEs {
@@ -352,7 +352,7 @@ func TestProductCVEsAtAgainstRules(t *testing.T) {
 					want = append(want, name)
 				}
 			}
-			l, _, _ := ix.ProductCVEsAt("v", product, asked)
+			l, _ := ix.ProductCVEsAt("v", product, asked)
 			if diff := cmp.Diff(want, listNames(t, l.List)); diff != "" {
 				t.Errorf("v/%s at %q (-want +got):\n%s", product, asked, diff)
 			}
@@ -365,8 +365,8 @@ func TestProductCVEsAtAgainstRules(t *testing.T) {
 func TestWarmVersionTables(t *testing.T) {
 	cold, warm := affectedFixture(t), affectedFixture(t)
 	product := func(ix *Index, v, p string) uint32 {
-		k, _, ok := ix.product(v, p)
-		if !ok {
+		k, err := ix.product(v, p)
+		if err != nil {
 			t.Fatalf("no product %s/%s", v, p)
 		}
 		return k
@@ -398,8 +398,8 @@ func TestWarmVersionTables(t *testing.T) {
 	}
 	for _, pair := range [][2]string{{"v", "p"}, {"v", "q"}, {"w", "z"}} {
 		for _, version := range []string{"1.0", "1.3.5", "2.0-rc1", "11.5(1)", "6.8-rc1", "0", "*", ""} {
-			c, _, _ := cold.ProductCVEsAt(pair[0], pair[1], version)
-			w, _, _ := warm.ProductCVEsAt(pair[0], pair[1], version)
+			c, _ := cold.ProductCVEsAt(pair[0], pair[1], version)
+			w, _ := warm.ProductCVEsAt(pair[0], pair[1], version)
 			if got, want := listNames(t, w.List), listNames(t, c.List); !cmp.Equal(got, want) {
 				t.Errorf("%s/%s at %q: warmed %v, cold %v", pair[0], pair[1], version, got, want)
 			}

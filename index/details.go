@@ -180,7 +180,7 @@ func (d *Details) AppendLine(dst []byte, i int) []byte {
 }
 
 // ErrDetails is wrapped by the errors of a details record.
-var ErrDetails = errors.New("bad details record")
+var ErrDetails = errors.New("index: bad details record")
 
 // DetailsLoader rebuilds a Details from its stored form (see AppendLine):
 // the text table, then the lines of the CVEs in pieces (the chunks of a
@@ -362,12 +362,12 @@ func (ix *Index) kevAt(p int32) bool {
 }
 
 // AppendDetails appends the body of GET /cve/{name}/details:
-// {"name","status","kev","metrics"}. ok is false when there is no such
-// CVE.
-func (ix *Index) AppendDetails(dst []byte, name string) (out []byte, ok bool) {
+// {"name","status","kev","metrics"}, or fails with ErrCVENotFound and
+// dst unchanged.
+func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 	p, ok := ix.cvePos(name)
 	if !ok {
-		return dst, false
+		return dst, ErrCVENotFound
 	}
 	var buf [32]byte
 	key, _ := upper(buf[:0], name) // a CVE name: short and ASCII
@@ -408,7 +408,7 @@ func (ix *Index) AppendDetails(dst []byte, name string) (out []byte, ok bool) {
 		dst = appendJSONString(dst, s[m.severity])
 		dst = append(dst, '}')
 	}
-	return append(dst, "]}"...), true
+	return append(dst, "]}"...), nil
 }
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json

@@ -60,12 +60,12 @@ func TestDetailsRoundTrip(t *testing.T) {
 		{"CVE-2024-0002", `{"name":"CVE-2024-0002","status":"","kev":{"date_added":"2024-01-02","action_due":"",` +
 			`"required_action":"Apply \"updates\" \u003cnow\u003e \u0026 \\ then\nreboot\u2028.","vulnerability_name":""},"metrics":[]}`},
 	} {
-		got, ok := ix.AppendDetails(nil, tc.name)
-		if !ok || string(got) != tc.want {
-			t.Errorf("%s: %v\n%s\nwant\n%s", tc.name, ok, got, tc.want)
+		got, err := ix.AppendDetails(nil, tc.name)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %v\n%s\nwant\n%s", tc.name, err, got, tc.want)
 		}
 	}
-	if _, ok := ix.AppendDetails(nil, "CVE-2024-0003"); ok {
+	if _, err := ix.AppendDetails(nil, "CVE-2024-0003"); err != ErrCVENotFound {
 		t.Error("unknown CVE found")
 	}
 	if got := ix.CVEs(BandNone).WithKEV(true).Len(); got != 1 {

@@ -139,17 +139,18 @@ func (l CVEList) WithKEV(want bool) CVEList {
 }
 
 // CitingCWE returns the CVEs of l that cite the CWE named name (matched as
-// CWECVEs matches it), in list order; ok is false when the catalog has no
-// such CWE. It looks at each CVE's own CWEs, so it costs what l's length
-// costs: on a list much shorter than the CWE's, less than And.
-func (l CVEList) CitingCWE(name string) (CVEList, bool) {
+// CWECVEs matches it), in list order, or no CVE and ErrCWENotFound when
+// the catalog has no such CWE. It looks at each CVE's own CWEs, so it
+// costs what l's length costs: on a list much shorter than the CWE's,
+// less than And.
+func (l CVEList) CitingCWE(name string) (CVEList, error) {
 	if !l.isCVEList() {
-		return l, true
+		return l, nil
 	}
 	ix := l.ix
 	c, ok := ix.cwePos(name)
 	if !ok {
-		return ix.NoCVEs(), false
+		return ix.NoCVEs(), ErrCWENotFound
 	}
 	var out []int32
 	visit := func(p int32) {
@@ -169,7 +170,7 @@ func (l CVEList) CitingCWE(name string) (CVEList, bool) {
 			visit(p)
 		}
 	}
-	return ix.cveList(orEmpty(out), false), true
+	return ix.cveList(orEmpty(out), false), nil
 }
 
 // And returns the CVEs in both l and m, two CVE lists of one index, in
@@ -232,3 +233,104 @@ func (l CVEList) Bodies() List {
 // Item returns the i-th item's bytes (0 <= i < Len), without the closing
 // brace of an open summary: see AppendPage for whole items.
 func (l List) Item(i int) []byte { return l.item(i) }
+
+// CVEFilter says which CVEs SelectCVEs lists: every part that is set
+// narrows the list, and all hold together (AND). The zero CVEFilter
+// selects every CVE.
+type CVEFilter struct {
+	// Band keeps the CVEs in a CVSS band; BandNone keeps all.
+	Band Band
+	// CWE, when HasCWE, keeps the CVEs citing the CWE of that name
+	// (matched as CWECVEs matches it).
+	CWE    string
+	HasCWE bool
+	// Vendor, when HasVendor, keeps the CVEs naming the vendor in some
+	// CPE; Product, when HasProduct too, those naming that product of
+	// it; Version, when HasVersion too, those of the product's CVEs
+	// whose vulnerable CPEs cover that version (see ProductCVEsAt).
+	Vendor, Product, Version          string
+	HasVendor, HasProduct, HasVersion bool
+	// KEV keeps the CVEs with a KEV entry (KEVOnly) or without one
+	// (KEVNone); KEVAny keeps all.
+	KEV KEVFilter
+	// UpdatedSince and PublishedSince keep the CVEs updated, or
+	// published, at or after a time key (see TimeKey); 0 keeps all.
+	UpdatedSince, PublishedSince uint64
+}
+
+// KEVFilter is CVEFilter's choice about KEV entries.
+type KEVFilter uint8
+
+// The choices of CVEFilter.KEV.
+const (
+	KEVAny KEVFilter = iota
+	KEVOnly
+	KEVNone
+)
+
+// SelectCVEs lists the CVEs that f selects, in list order. When f names a
+// CWE, vendor or product the index does not hold, it lists no CVE and
+// fails with ErrCWENotFound, ErrVendorNotFound or ErrProductNotFound
+// (which, for a filter, callers may take for an empty answer).
+//
+// The vendor's (or product's) list is narrowed by the CWE and then the
+// band CVE by CVE, which costs what the vendor's list costs; a CWE or
+// band alone is its own list. A CWE list much shorter than the vendor's
+// is intersected with it instead. Then come KEV, UpdatedSince (a prefix)
+// and PublishedSince.
+func (ix *Index) SelectCVEs(f CVEFilter) (CVEList, error) {
+	var cweList, vendorList CVEList
+	if f.HasCWE {
+		m, err := ix.CWECVEs(f.CWE)
+		if err != nil {
+			return ix.NoCVEs(), err
+		}
+		cweList = m
+	}
+	if f.HasVendor {
+		var (
+			m   CVEList
+			err error
+		)
+		switch {
+		case f.HasProduct && f.HasVersion:
+			m, err = ix.ProductCVEsAt(f.Vendor, f.Product, f.Version)
+		case f.HasProduct:
+			m, err = ix.ProductCVEs(f.Vendor, f.Product)
+		default:
+			m, err = ix.VendorCVEs(f.Vendor)
+		}
+		if err != nil {
+			return ix.NoCVEs(), err
+		}
+		vendorList = m
+	}
+	var l CVEList
+	switch {
+	case !f.HasVendor && !f.HasCWE:
+		l = ix.CVEs(f.Band)
+	case !f.HasVendor:
+		l = cweList
+	case !f.HasCWE:
+		l = vendorList
+	case cweList.Len() < vendorList.Len()/8:
+		l = cweList.And(vendorList)
+	default:
+		l, _ = vendorList.CitingCWE(f.CWE) // the CWE exists: CWECVEs found it
+	}
+	if f.Band != BandNone && (f.HasVendor || f.HasCWE) {
+		l = l.InBand(f.Band)
+	}
+	// Each filter is applied only when set: a CVEList is 17 words, and
+	// copying it through a filter that keeps all shows in a request.
+	if f.KEV != KEVAny {
+		l = l.WithKEV(f.KEV == KEVOnly)
+	}
+	if f.UpdatedSince != 0 {
+		l = l.UpdatedSince(f.UpdatedSince)
+	}
+	if f.PublishedSince != 0 {
+		l = l.PublishedSince(f.PublishedSince)
+	}
+	return l, nil
+}

@@ -219,13 +219,94 @@ func TestCitingCWE(t *testing.T) {
 	for _, l := range []CVEList{ix.CVEs(BandNone), ix.CVEs(BandNone).UpdatedSince(20240105000000), ix.cveList(some, false)} {
 		for _, n := range []string{"CWE-1", "cwe-2", "CWE-3"} {
 			m, _ := ix.CWECVEs(n)
-			got, ok := l.CitingCWE(n)
-			if want := positionsOf(l.And(m)); !ok || !cmp.Equal(want, positionsOf(got)) || len(want) == 0 {
+			got, err := l.CitingCWE(n)
+			if want := positionsOf(l.And(m)); err != nil || !cmp.Equal(want, positionsOf(got)) || len(want) == 0 {
 				t.Errorf("%s on %d CVEs: %d, want %d", n, l.Len(), got.Len(), len(want))
 			}
 		}
-		if got, ok := l.CitingCWE("CWE-999"); ok || got.Len() != 0 {
-			t.Errorf("a CWE outside the catalog: ok %v, %d CVEs", ok, got.Len())
+		if got, err := l.CitingCWE("CWE-999"); err != ErrCWENotFound || got.Len() != 0 {
+			t.Errorf("a CWE outside the catalog: %v, %d CVEs", err, got.Len())
+		}
+	}
+}
+
+// TestSelectCVEs: SelectCVEs gives what intersecting the lists of each
+// part of the filter gives, on both sides of its choice between
+// intersecting with a CWE's list and checking each CVE's CWEs, and fails
+// with the error of the name it lacks.
+func TestSelectCVEs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	cwe := func(n string) CWE {
+		return CWE{Name: n, Description: "d", Type: "Weakness Base", CreatedAt: "2006-07-19 00:00:00Z", UpdatedAt: "2024-02-29 00:00:00Z"}
+	}
+	d := &Data{CWEs: []CWE{cwe("CWE-1"), cwe("CWE-2"), cwe("CWE-3")}}
+	for i := range 600 {
+		var cwes []string
+		if r.IntN(2) == 0 {
+			cwes = append(cwes, "CWE-1") // common
+		}
+		if r.IntN(100) == 0 {
+			cwes = append(cwes, "CWE-2") // rare: fewer than an eighth of v's
+		}
+		var cpes []CPE
+		for _, vp := range [][2]string{{"v", "p"}, {"v", "q"}, {"w", "p"}} {
+			if r.IntN(3) == 0 {
+				cpes = append(cpes, CPE{URI: "cpe:2.3:a:" + vp[0] + ":" + vp[1] + ":1.0:*:*:*:*:*:*:*", Vendor: vp[0], Product: vp[1], Version: "1.0", Vulnerable: true})
+			}
+		}
+		d.CVEs = append(d.CVEs, CVE{Name: "CVE-2024-" + strconv.Itoa(10000+i), Summary: "s", CWEs: cwes, CPEs: cpes,
+			CreatedAt: "2024-01-0" + strconv.Itoa(1+r.IntN(5)) + " 00:00:00Z", UpdatedAt: "2024-01-0" + strconv.Itoa(5+r.IntN(5)) + " 00:00:00Z",
+			CVSS: CVSS{Score: float64(r.IntN(101)) / 10}})
+	}
+	ix, err := Build(d, Meta{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []CVEFilter{
+		{},
+		{Band: BandHigh},
+		{CWE: "cwe-1", HasCWE: true},
+		{Vendor: "v", HasVendor: true, Band: BandMedium},
+		{CWE: "CWE-1", HasCWE: true, Vendor: "v", HasVendor: true},
+		{CWE: "CWE-2", HasCWE: true, Vendor: "v", HasVendor: true},
+		{CWE: "CWE-1", HasCWE: true, Vendor: "v", HasVendor: true, Product: "p", HasProduct: true, Band: BandLow},
+		{Vendor: "v", HasVendor: true, Product: "q", HasProduct: true, Version: "1.0", HasVersion: true},
+		{Vendor: "w", HasVendor: true, UpdatedSince: 20240107000000, PublishedSince: 20240103000000},
+		{Band: BandCritical, UpdatedSince: 20240108000000},
+	} {
+		want := ix.CVEs(f.Band)
+		if f.HasCWE {
+			m, _ := ix.CWECVEs(f.CWE)
+			want = want.And(m)
+		}
+		switch {
+		case f.HasVersion:
+			m, _ := ix.ProductCVEsAt(f.Vendor, f.Product, f.Version)
+			want = want.And(m)
+		case f.HasProduct:
+			m, _ := ix.ProductCVEs(f.Vendor, f.Product)
+			want = want.And(m)
+		case f.HasVendor:
+			m, _ := ix.VendorCVEs(f.Vendor)
+			want = want.And(m)
+		}
+		want = want.UpdatedSince(f.UpdatedSince).PublishedSince(f.PublishedSince)
+		got, err := ix.SelectCVEs(f)
+		if err != nil || !cmp.Equal(positionsOf(want), positionsOf(got)) || want.Len() == 0 {
+			t.Errorf("%+v: %v, %d CVEs, want %d", f, err, got.Len(), want.Len())
+		}
+	}
+	for _, tc := range []struct {
+		f    CVEFilter
+		want error
+	}{
+		{CVEFilter{CWE: "CWE-999", HasCWE: true, Vendor: "v", HasVendor: true}, ErrCWENotFound},
+		{CVEFilter{Vendor: "x", HasVendor: true}, ErrVendorNotFound},
+		{CVEFilter{Vendor: "v", HasVendor: true, Product: "x", HasProduct: true}, ErrProductNotFound},
+		{CVEFilter{Vendor: "x", HasVendor: true, Product: "p", HasProduct: true, Version: "1.0", HasVersion: true}, ErrVendorNotFound},
+	} {
+		if got, err := ix.SelectCVEs(tc.f); err != tc.want || got.Len() != 0 {
+			t.Errorf("%+v: %v, %d CVEs, want %v", tc.f, err, got.Len(), tc.want)
 		}
 	}
 }

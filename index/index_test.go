@@ -127,10 +127,10 @@ func TestBuildOrderAndRelations(t *testing.T) {
 	}
 	check("all CVEs", []string{"CVE-1999-0001", "CVE-2024-10000", "CVE-2024-9999", "CVE-2023-50000", "CVE-2025-0001"}, names(ix.CVEs(BandNone).List))
 	check("CWEs", []string{"CWE-20", "CWE-200", "CWE-1000"}, names(ix.CWEs()))
-	l, ok := ix.CWECVEs("cwe-20")
+	l, err := ix.CWECVEs("cwe-20")
 	check("CWE-20 CVEs", []string{"CVE-1999-0001", "CVE-2024-9999"}, names(l.List))
-	if _, ok2 := ix.CWECVEs("CWE-9999"); !ok || ok2 {
-		t.Errorf("CWE lookups: %v %v", ok, ok2)
+	if _, err2 := ix.CWECVEs("CWE-9999"); err != nil || err2 != ErrCWENotFound {
+		t.Errorf("CWE lookups: %v %v", err, err2)
 	}
 	check("vendors", []string{"a", "b", "c"}, names(ix.Vendors()))
 	vl, _ := ix.VendorCVEs("b")
@@ -139,11 +139,11 @@ func TestBuildOrderAndRelations(t *testing.T) {
 	check("products of b", []string{"w", "x"}, names(pl))
 	pl, _ = ix.Products("c")
 	check("products of c", []string{}, names(pl))
-	body, _, _ := ix.Product("b", "x")
+	body, _ := ix.Product("b", "x")
 	if string(body) != `{"name":"x","human_name":"X","versions":["1.9","1.10"]}` {
 		t.Errorf("product b/x: %s", body)
 	}
-	body, _, _ = ix.Product("b", "w")
+	body, _ = ix.Product("b", "w")
 	if string(body) != `{"name":"w","human_name":"W","versions":["2.0","2.0a"]}` {
 		t.Errorf("product b/w: %s", body)
 	}
@@ -151,10 +151,10 @@ func TestBuildOrderAndRelations(t *testing.T) {
 	if string(body) != `{"name":"b","human_name":"B","products":["w","x"]}` {
 		t.Errorf("vendor b: %s", body)
 	}
-	if _, vendorOK, ok := ix.Product("b", "nope"); !vendorOK || ok {
+	if _, err := ix.Product("b", "nope"); err != ErrProductNotFound {
 		t.Error("missing product of a known vendor")
 	}
-	if _, vendorOK, _ := ix.Product("nope", "x"); vendorOK {
+	if _, err := ix.Product("nope", "x"); err != ErrVendorNotFound {
 		t.Error("missing vendor reported as known")
 	}
 	if c := ix.Counts(); c.CVEs != 5 || c.CWEs != 3 || c.Vendors != 3 || c.Products != 3 {
@@ -194,16 +194,16 @@ func TestLookupsAreCaseInsensitiveForCVEAndCWE(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"CVE-2021-44228", "cve-2021-44228", "Cve-2021-44228"} {
-		if b, ok := ix.CVE(n); !ok || !strings.Contains(string(b), `"CVE-2021-44228"`) {
+		if b, err := ix.CVE(n); err != nil || !strings.Contains(string(b), `"CVE-2021-44228"`) {
 			t.Errorf("CVE(%q) not found", n)
 		}
 	}
 	for _, n := range []string{"CVE-2021-4422", "CVE-2021-442280", strings.Repeat("a", 100), "CVE-2021-44228\x00", "ÇVE-2021-44228"} {
-		if _, ok := ix.CVE(n); ok {
+		if _, err := ix.CVE(n); err != ErrCVENotFound {
 			t.Errorf("CVE(%q) found", n)
 		}
 	}
-	if _, ok := ix.CWE("cwe-79"); !ok {
+	if _, err := ix.CWE("cwe-79"); err != nil {
 		t.Error("cwe-79 not found")
 	}
 }

@@ -118,23 +118,24 @@ func (ix *Index) Counts() Counts { return ix.counts }
 // CWEs lists every CWE, by number ascending.
 func (ix *Index) CWEs() List { return direct(ix.cwes) }
 
-// CWE returns the body of the CWE named name, matched case-insensitively.
-func (ix *Index) CWE(name string) ([]byte, bool) {
+// CWE returns the body of the CWE named name, matched case-insensitively,
+// or ErrCWENotFound.
+func (ix *Index) CWE(name string) ([]byte, error) {
 	p, ok := ix.cwePos(name)
 	if !ok {
-		return nil, false
+		return nil, ErrCWENotFound
 	}
-	return ix.cwes[p], true
+	return ix.cwes[p], nil
 }
 
-// CWECVEs lists the CVEs citing the CWE named name. ok is false when the
-// catalog has no such CWE (even if CVEs cite it).
-func (ix *Index) CWECVEs(name string) (l CVEList, ok bool) {
+// CWECVEs lists the CVEs citing the CWE named name, or fails with
+// ErrCWENotFound when the catalog has no such CWE (even if CVEs cite it).
+func (ix *Index) CWECVEs(name string) (CVEList, error) {
 	p, ok := ix.cwePos(name)
 	if !ok {
-		return CVEList{}, false
+		return CVEList{}, ErrCWENotFound
 	}
-	return ix.cveList(ix.cweCVEs[p], false), true
+	return ix.cveList(ix.cweCVEs[p], false), nil
 }
 
 func (ix *Index) cwePos(name string) (int32, bool) {
@@ -154,13 +155,13 @@ func (ix *Index) CVEs(b Band) CVEList {
 }
 
 // CVE returns the full body of the CVE named name, matched
-// case-insensitively.
-func (ix *Index) CVE(name string) ([]byte, bool) {
+// case-insensitively, or ErrCVENotFound.
+func (ix *Index) CVE(name string) ([]byte, error) {
 	p, ok := ix.cvePos(name)
 	if !ok {
-		return nil, false
+		return nil, ErrCVENotFound
 	}
-	return ix.cveBodies[p], true
+	return ix.cveBodies[p], nil
 }
 
 // cvePos is the list position of the CVE named name, matched
@@ -177,106 +178,121 @@ func (ix *Index) cvePos(name string) (int32, bool) {
 // Vendors lists every vendor, by name.
 func (ix *Index) Vendors() List { return List{pk: ix.vendors} }
 
-// Vendor returns the body of the vendor named name (exact match).
-func (ix *Index) Vendor(name string) ([]byte, bool) {
-	v, ok := ix.vendor(name)
-	if !ok {
-		return nil, false
+// Vendor returns the body of the vendor named name (exact match), or
+// ErrVendorNotFound.
+func (ix *Index) Vendor(name string) ([]byte, error) {
+	v, err := ix.vendor(name)
+	if err != nil {
+		return nil, err
 	}
-	return v.body.of(ix.vpBodies), true
+	return v.body.of(ix.vpBodies), nil
 }
 
-func (ix *Index) vendor(name string) (*vendorRec, bool) {
+func (ix *Index) vendor(name string) (*vendorRec, error) {
 	i, ok := ix.vendorByName[name]
 	if !ok {
-		return nil, false
+		return nil, ErrVendorNotFound
 	}
-	return &ix.vendorRecs[i], true
+	return &ix.vendorRecs[i], nil
 }
 
-// VendorCVEs lists the CVEs naming the vendor in some CPE.
-func (ix *Index) VendorCVEs(name string) (CVEList, bool) {
-	v, ok := ix.vendor(name)
-	if !ok {
-		return CVEList{}, false
+// VendorCVEs lists the CVEs naming the vendor in some CPE, or fails with
+// ErrVendorNotFound.
+func (ix *Index) VendorCVEs(name string) (CVEList, error) {
+	v, err := ix.vendor(name)
+	if err != nil {
+		return CVEList{}, err
 	}
-	return ix.cveList(v.cves.ints(ix.vpCVEs), false), true
+	return ix.cveList(v.cves.ints(ix.vpCVEs), false), nil
 }
 
-// Products lists the products of the vendor, by name.
-func (ix *Index) Products(vendorName string) (List, bool) {
-	v, ok := ix.vendor(vendorName)
-	if !ok {
-		return List{}, false
+// Products lists the products of the vendor, by name, or fails with
+// ErrVendorNotFound.
+func (ix *Index) Products(vendorName string) (List, error) {
+	v, err := ix.vendor(vendorName)
+	if err != nil {
+		return List{}, err
 	}
-	return List{pk: ix.products.slice(int(v.prodLo), int(v.prodHi))}, true
+	return List{pk: ix.products.slice(int(v.prodLo), int(v.prodHi))}, nil
 }
 
-// Product returns the body of a vendor's product. vendorOK tells whether
-// the vendor exists, so callers can say which of the two is missing.
-func (ix *Index) Product(vendorName, productName string) (body []byte, vendorOK, ok bool) {
-	k, vendorOK, ok := ix.product(vendorName, productName)
-	if !ok {
-		return nil, vendorOK, false
+// Product returns the body of a vendor's product. It fails with
+// ErrVendorNotFound when there is no such vendor and with
+// ErrProductNotFound when the vendor has no such product.
+func (ix *Index) Product(vendorName, productName string) ([]byte, error) {
+	k, err := ix.product(vendorName, productName)
+	if err != nil {
+		return nil, err
 	}
-	return ix.productRecs[k].body.of(ix.vpBodies), true, true
+	return ix.productRecs[k].body.of(ix.vpBodies), nil
 }
 
-// ProductCVEs lists the CVEs naming the vendor-and-product pair.
-func (ix *Index) ProductCVEs(vendorName, productName string) (l CVEList, vendorOK, ok bool) {
-	k, vendorOK, ok := ix.product(vendorName, productName)
-	if !ok {
-		return CVEList{}, vendorOK, false
+// ProductCVEs lists the CVEs naming the vendor-and-product pair; it fails
+// as Product does.
+func (ix *Index) ProductCVEs(vendorName, productName string) (CVEList, error) {
+	k, err := ix.product(vendorName, productName)
+	if err != nil {
+		return CVEList{}, err
 	}
-	return ix.cveList(ix.productRecs[k].cves.ints(ix.vpCVEs), false), true, true
+	return ix.cveList(ix.productRecs[k].cves.ints(ix.vpCVEs), false), nil
 }
 
-// product is the position of the vendor's product in productRecs.
-func (ix *Index) product(vendorName, productName string) (k uint32, vendorOK, ok bool) {
+// product is the position of the vendor's product in productRecs; it
+// fails as Product does.
+func (ix *Index) product(vendorName, productName string) (uint32, error) {
 	v, ok := ix.vendorByName[vendorName]
 	if !ok {
-		return 0, false, false
+		return 0, ErrVendorNotFound
 	}
 	var buf [128]byte
-	k, ok = ix.productByName[string(appendProductKey(buf[:0], v, productName))]
-	return k, true, ok
+	k, ok := ix.productByName[string(appendProductKey(buf[:0], v, productName))]
+	if !ok {
+		return 0, ErrProductNotFound
+	}
+	return k, nil
 }
 
 // Reports lists every report, newest first.
 func (ix *Index) Reports() List { return direct(ix.reports) }
 
-// Report returns the body of the report with the given id.
-func (ix *Index) Report(id string) ([]byte, bool) {
+// Report returns the body of the report with the given id, or
+// ErrReportNotFound.
+func (ix *Index) Report(id string) ([]byte, error) {
 	r, ok := ix.reportByID[id]
 	if !ok {
-		return nil, false
+		return nil, ErrReportNotFound
 	}
-	return r.body, true
+	return r.body, nil
 }
 
-// ReportAlerts returns the JSON array of a report's alert summaries.
-func (ix *Index) ReportAlerts(id string) ([]byte, bool) {
+// ReportAlerts returns the JSON array of a report's alert summaries, or
+// ErrReportNotFound.
+func (ix *Index) ReportAlerts(id string) ([]byte, error) {
 	r, ok := ix.reportByID[id]
 	if !ok {
-		return nil, false
+		return nil, ErrReportNotFound
 	}
-	return r.alerts, true
+	return r.alerts, nil
 }
 
 // AlertEvents returns the JSON array of the events of alert alertID within
-// report reportID. reportOK tells whether the report exists; an alert of
-// another report is not found.
-func (ix *Index) AlertEvents(reportID, alertID string) (body []byte, reportOK, ok bool) {
+// report reportID. It fails with ErrReportNotFound when there is no such
+// report and with ErrAlertNotFound when the report has no such alert (an
+// alert of another report included).
+func (ix *Index) AlertEvents(reportID, alertID string) ([]byte, error) {
 	r, ok := ix.reportByID[reportID]
 	if !ok {
-		return nil, false, false
+		return nil, ErrReportNotFound
 	}
 	id, err := strconv.ParseInt(alertID, 10, 64)
 	if err != nil {
-		return nil, true, false
+		return nil, ErrAlertNotFound
 	}
-	body, ok = r.events[id]
-	return body, true, ok
+	body, ok := r.events[id]
+	if !ok {
+		return nil, ErrAlertNotFound
+	}
+	return body, nil
 }
 
 // upper appends s in ASCII upper case to dst; ok is false when s cannot be

@@ -101,17 +101,17 @@ func (ix *Index) SearchVendors(q string) List {
 }
 
 // SearchProducts lists the vendor's products whose name or human_name
-// holds q, ignoring case, in name order; ok is false when there is no such
-// vendor. An empty q lists every product.
-func (ix *Index) SearchProducts(vendorName, q string) (l List, ok bool) {
-	v, ok := ix.vendor(vendorName)
-	if !ok {
-		return List{}, false
+// holds q, ignoring case, in name order, or fails with ErrVendorNotFound.
+// An empty q lists every product.
+func (ix *Index) SearchProducts(vendorName, q string) (List, error) {
+	v, err := ix.vendor(vendorName)
+	if err != nil {
+		return List{}, err
 	}
 	lo, hi := int(v.prodLo), int(v.prodHi)
-	l = List{pk: ix.products.slice(lo, hi)}
+	l := List{pk: ix.products.slice(lo, hi)}
 	if q != "" {
 		l.ids, l.sub = ix.productSearch.find(q, lo, hi), true
 	}
-	return l, true
+	return l, nil
 }
