@@ -193,9 +193,21 @@ var helps = map[string]help{
 		about: `Reads NVD CVE API 2.0 feed files and MITRE's CWE catalog and writes the
 snapshot directory OUT_DIR, atomically: a failed build leaves no
 half-written OUT_DIR. With -previous, compares with the snapshot in
-PREV_DIR, keeps its reports and adds one for what changed. Flags go
-before the feed files. Prints the counts on stdout and each stage's time
-on stderr; on failure, one line naming the file and the problem.`,
+PREV_DIR, keeps its reports and adds one for what changed; the new report
+is kept even when -time is older than the kept ones. PREV_DIR cannot be
+OUT_DIR: build aside (-o DIR.next) and move it into place. Replacing a
+snapshot that has reports without -previous starts the report history
+over, and says so on stderr.
+
+The refresh guard: with -previous, a build is refused (exit 1, one line
+saying what tripped) when it has more than 5 % fewer CVEs than PREV_DIR
+(an empty, cut-short or partial feed), or when any CVE's lastModified is
+older than in PREV_DIR (an older feed: NVD never goes back in time).
+-force lets such a build through.
+
+Flags go before the feed files. Prints the counts on stdout and each
+stage's time on stderr; on failure, one line naming the file and the
+problem.`,
 		args: [][2]string{
 			{"FEED...", "NVD CVE API 2.0 feed files, one or more: plain JSON, gzip, zstd, or a\nzip holding one JSON; the format is found from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order)."},
 		},
@@ -317,8 +329,8 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "snapshot directory to write, `OUT_DIR` (required)")
 	prev := fs.String("previous", "", "previous snapshot directory, `PREV_DIR`, to compare with and keep the reports of")
 	at := fs.String("time", "", "build time of the new report, `RFC3339` (default: now)")
-	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep, newest first")
-	force := fs.Bool("force", false, "replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
+	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep: the new one, then the newest of the others")
+	force := fs.Bool("force", false, "build even a refresh the guard refuses (see above); and replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -349,6 +361,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 		Stage: func(name string, took time.Duration, detail string) {
 			fmt.Fprintf(stderr, "vulnd build: %s: %s %s\n", name, took.Round(time.Millisecond), detail)
 		},
+		Warn: func(line string) { fmt.Fprintf(stderr, "vulnd build: warning: %s\n", line) },
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// vulndRun runs one command line in this process and returns what it
+// printed and its exit status.
+func vulndRun(args ...string) (stdout, stderr string, code int) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+// warningLines are the lines of stderr that are warnings.
+func warningLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "warning") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestBuildWarnsOverReports is issue 24 item 1: a build that writes over
+// a snapshot that has reports, without -previous, says on stderr, in one
+// line, that the report history starts over; a build over a snapshot
+// without reports, or with -previous, says nothing of the kind.
+func TestBuildWarnsOverReports(t *testing.T) {
+	cwe := sharedData(t, "cwe/cwec_v4.15.xml.zip")
+	before := sharedData(t, "nvd/changes/before.json.gz")
+	after := sharedData(t, "nvd/changes/after.json.gz")
+	dir := t.TempDir()
+	snap, next := filepath.Join(dir, "snap"), filepath.Join(dir, "snap.next")
+	if _, e, code := vulndRun("build", "-cwe", cwe, "-o", snap, "-time", "2026-11-22T06:00:00Z", before); code != 0 || warningLines(e) != nil {
+		t.Fatalf("first build: exit %d\n%s", code, e)
+	}
+	// Over a snapshot without reports: no warning.
+	if _, e, code := vulndRun("build", "-cwe", cwe, "-o", snap, "-time", "2026-11-22T06:00:00Z", before); code != 0 || warningLines(e) != nil {
+		t.Fatalf("build over a snapshot without reports: exit %d\n%s", code, e)
+	}
+	// The build-aside-and-move flow: no warning, and one report.
+	if _, e, code := vulndRun("build", "-cwe", cwe, "-o", next, "-previous", snap, "-time", "2026-11-23T06:00:00Z", after); code != 0 || warningLines(e) != nil {
+		t.Fatalf("build aside: exit %d\n%s", code, e)
+	}
+	if err := os.RemoveAll(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, snap); err != nil {
+		t.Fatal(err)
+	}
+	// Over it without -previous: the report is gone, and stderr says so.
+	o, e, code := vulndRun("build", "-cwe", cwe, "-o", snap, "-time", "2026-11-24T06:00:00Z", after)
+	if code != 0 || !strings.Contains(o, " 0 reports") {
+		t.Fatalf("build over the snapshot: exit %d\n%s%s", code, o, e)
+	}
+	want := "vulnd build: warning: replaced the snapshot in " + snap + " and its 1 report without -previous: the new snapshot starts its report history over (to keep it, build with -previous " +
+		snap + " -o " + snap + ".next and move that into place)"
+	if got := warningLines(e); len(got) != 1 || got[0] != want {
+		t.Errorf("warnings on stderr:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestBuildRefreshGuard is issue 24 item 2 on the command line: with
+// -previous, an empty feed and an older feed are refused, exit 1, with one
+// line naming what tripped, and nothing written; -force lets both through.
+func TestBuildRefreshGuard(t *testing.T) {
+	cwe := sharedData(t, "cwe/cwec_v4.15.xml.zip")
+	sample := sharedData(t, "nvd/nvdcve-2.0-sample.json.gz")
+	before := sharedData(t, "nvd/changes/before.json.gz")
+	after := sharedData(t, "nvd/changes/after.json.gz")
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"resultsPerPage":0,"startIndex":0,"totalResults":0,"format":"NVD_CVE","version":"2.0","timestamp":"2026-11-23T00:00:00.000","vulnerabilities":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(dir, "snap")
+	if _, e, code := vulndRun("build", "-cwe", cwe, "-o", snap, "-time", "2026-11-22T06:00:00Z", sample, after); code != 0 {
+		t.Fatalf("first build: exit %d\n%s", code, e)
+	}
+	for _, tc := range []struct {
+		name  string
+		feeds []string
+		want  string // the one line on stderr
+		force string // what -force's build prints on stdout
+	}{
+		{"empty", []string{empty},
+			"vulnd build: refusing a refresh that loses 100.0 % of the CVEs, more than 5 %: 0 CVEs, -previous " + snap + " has 191 (an empty or partial feed?); -force lets it through\n",
+			": 0 CVEs,"},
+		{"rollback", []string{sample, before},
+			"vulnd build: refusing a refresh that goes back in time: CVE-2021-44200 was last modified 2026-06-17 04:12:02Z in -previous " + snap +
+				", 2021-11-30 13:42:50Z now, and 11 more CVEs went back too (an older feed? NVD never goes back); -force lets it through\n",
+			": 188 CVEs,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := filepath.Join(t.TempDir(), "next")
+			args := append([]string{"build", "-cwe", cwe, "-o", next, "-previous", snap, "-time", "2026-11-23T06:00:00Z"}, tc.feeds...)
+			o, e, code := vulndRun(args...)
+			// The stage lines come first; the refusal is the last line.
+			lines := strings.SplitAfter(e, "\n")
+			if code != 1 || o != "" || len(lines) < 2 || lines[len(lines)-2] != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and last line %q", code, o, e, tc.want)
+			}
+			if _, err := os.Lstat(next); !os.IsNotExist(err) {
+				t.Errorf("a refused build left %s", next)
+			}
+			args = append([]string{"build", "-force"}, args[1:]...)
+			o, e, code = vulndRun(args...)
+			if code != 0 || !strings.Contains(o, tc.force) {
+				t.Errorf("with -force: exit %d\n%s%s", code, o, e)
+			}
+		})
+	}
+}
