@@ -31,6 +31,9 @@ func StampsOf(cves []index.CVE) []Stamp {
 	return out
 }
 
+// StampFiles are the files of a snapshot that ReadStamps reads.
+func StampFiles() []string { return []string{ManifestName, fileCVEs} }
+
 // ReadStamps reads the CVEs' stamps of the snapshot in dir, in the
 // snapshot's order, checking the manifest and every chunk of the CVE file
 // it decodes; it reads no other data file, so dir needs only the manifest

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vulnd/vulnd/loader/oci"
 )
 
 // vulndRun runs one command line in this process and returns what it
@@ -116,4 +119,96 @@ func TestBuildRefreshGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPublishRefreshGuard is issue 24 item 2 for publish, against a real
+// registry: a snapshot with far fewer CVEs, or with CVEs older than the
+// snapshot a tag names now, is refused (exit 1, one line, no tag moved),
+// whichever of -to and -also-tag names it; -force publishes it; the same
+// snapshot again, a new tag, and a newer snapshot pass.
+func TestPublishRefreshGuard(t *testing.T) {
+	reg := startRegistry(t)
+	cwe := sharedData(t, "cwe/cwec_v4.15.xml.zip")
+	sample := sharedData(t, "nvd/nvdcve-2.0-sample.json.gz")
+	before := sharedData(t, "nvd/changes/before.json.gz")
+	after := sharedData(t, "nvd/changes/after.json.gz")
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"format":"NVD_CVE","version":"2.0","timestamp":"2026-11-23T00:00:00.000","vulnerabilities":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snaps := map[string][]string{
+		"old":     {sample, before},        // 188 CVEs
+		"current": {sample, after},         // 191 CVEs, newer
+		"empty":   {empty},                 // 0 CVEs
+		"newer":   {sample, before, after}, // the same CVEs as current
+	}
+	for name, feeds := range snaps {
+		if _, e, code := vulndRun(append([]string{"build", "-cwe", cwe, "-o", filepath.Join(dir, name), "-time", "2026-11-22T06:00:00Z"}, feeds...)...); code != 0 {
+			t.Fatalf("build %s: exit %d\n%s", name, code, e)
+		}
+	}
+	base := "oci://" + reg.addr + "/vulnd/snapshots"
+	tagged := func(tag string) string {
+		t.Helper()
+		repo, err := oci.Repository(mustRef(t, base+":"+tag), oci.Options{PlainHTTP: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := repo.Resolve(context.Background(), tag)
+		if err != nil {
+			return ""
+		}
+		return desc.Digest.String()
+	}
+	current := publish(t, base+":day1", filepath.Join(dir, "current")) // and latest
+	for _, tc := range []struct {
+		name, snap, tag, want string
+	}{
+		{"empty against latest", "empty", "day2",
+			"vulnd publish: refusing a refresh that loses 100.0 % of the CVEs, more than 5 %: 0 CVEs, the snapshot " + base + ":latest names has 191 (an empty or partial feed?); -force lets it through\n"},
+		{"rollback against latest", "old", "day2",
+			"vulnd publish: refusing a refresh that goes back in time: CVE-2021-44200 was last modified 2026-06-17 04:12:02Z in the snapshot " + base + ":latest names, 2021-11-30 13:42:50Z now, and 11 more CVEs went back too (an older feed? NVD never goes back); -force lets it through\n"},
+		{"rollback against -to", "old", "day1",
+			"vulnd publish: refusing a refresh that goes back in time: CVE-2021-44200 was last modified 2026-06-17 04:12:02Z in the snapshot " + base + ":day1 names, 2021-11-30 13:42:50Z now, and 11 more CVEs went back too (an older feed? NVD never goes back); -force lets it through\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, e, code := vulndRun("publish", "-plain-http", "-to", base+":"+tc.tag, filepath.Join(dir, tc.snap))
+			if code != 1 || o != "" || e != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and stderr:\n%s", code, o, e, tc.want)
+			}
+			if got := tagged("latest"); got != current {
+				t.Errorf("latest moved to %s", got)
+			}
+			if got := tagged("day1"); got != current {
+				t.Errorf("day1 moved to %s", got)
+			}
+			if got := tagged("day2"); got != "" {
+				t.Errorf("day2 was set to %s", got)
+			}
+		})
+	}
+	// The same snapshot again, and one as new, pass.
+	publish(t, base+":day1", filepath.Join(dir, "current"))
+	publish(t, base+":day3", filepath.Join(dir, "newer"))
+	// -force publishes the rolled-back one.
+	if o, e, code := vulndRun("publish", "-plain-http", "-force", "-to", base+":day4", filepath.Join(dir, "old")); code != 0 {
+		t.Fatalf("publish -force: exit %d\n%s%s", code, o, e)
+	}
+	if tagged("latest") != tagged("day4") || tagged("day4") == "" {
+		t.Errorf("after -force, latest is %s, day4 %s", tagged("latest"), tagged("day4"))
+	}
+	// And then the empty one, with -force too.
+	if o, e, code := vulndRun("publish", "-plain-http", "-force", "-to", base+":day5", filepath.Join(dir, "empty")); code != 0 {
+		t.Fatalf("publish -force: exit %d\n%s%s", code, o, e)
+	}
+}
+
+func mustRef(t *testing.T, s string) oci.Ref {
+	t.Helper()
+	r, err := oci.ParseRef(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
