@@ -22,12 +22,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vulnd/vulnd/loader"
+	"github.com/vulnd/vulnd/loader/fetch"
 )
 
 func main() {
@@ -240,10 +242,13 @@ stdout, if serve would load it; otherwise 1, with one line saying why.`,
 		about: `Prints the NVD CVE API 2.0 feed files directly in each DIR, one path a
 line, found by content (gzip, zstd, zip or plain JSON holding an NVD CVE
 feed object), not by name: by name, then those whose name holds
-"modified", then "recent", the order vulnd build should read them in.
-Other files, and hidden ones (a name starting with ".", as vulnd fetch
-names a download in progress), are named on stderr as skipped. Exit 1 if
-a DIR holds none.`,
+"modified", then "recent", the order vulnd build should read them in;
+given several DIRs, each DIR's by name, one DIR after the other, then the
+modified feeds of all, then the recent ones. Other files, and hidden ones
+(a name starting with ".", as vulnd fetch names a download in progress),
+are named on stderr as skipped, except those vulnd fetch keeps beside the
+feeds: NAME.meta, .vulnd-fetch.json and cwec_latest.xml.zip. Exit 1 if a
+DIR holds none.`,
 		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
 	},
 	"fetch":   fetchHelp,
@@ -397,20 +402,29 @@ func cmdFeeds(args []string, stdout, stderr io.Writer) error {
 	if err := checkArgs(fs, "DIR", 1, -1); err != nil {
 		return err
 	}
+	var all []string
 	for _, dir := range fs.Args() {
 		feeds, skipped, err := loader.FeedFiles(dir)
 		if err != nil {
 			return err
 		}
 		for _, p := range skipped {
-			fmt.Fprintf(stderr, "vulnd feeds: skipped %s: not an NVD CVE feed\n", p)
+			// What vulnd fetch keeps beside the feeds (their .meta, its
+			// state, the catalog) is expected there, not news.
+			if !fetch.Keeps(filepath.Base(p)) {
+				fmt.Fprintf(stderr, "vulnd feeds: skipped %s: not an NVD CVE feed\n", p)
+			}
 		}
 		if len(feeds) == 0 {
 			return fmt.Errorf("no NVD CVE feed files in %s", dir)
 		}
-		for _, p := range feeds {
-			fmt.Fprintln(stdout, p)
-		}
+		all = append(all, feeds...)
+	}
+	// modified and recent last across all the directories, not within
+	// each: they must win over every yearly feed.
+	loader.SortFeeds(all)
+	for _, p := range all {
+		fmt.Fprintln(stdout, p)
 	}
 	return nil
 }

@@ -52,6 +52,15 @@ const (
 	CWEName = "cwec_latest.xml.zip"
 )
 
+// Keeps reports whether a file of this name is one Run keeps in its
+// directory beside the feeds, not a feed: a feed's .meta
+// (nvdcve-2.0-*.meta), the state file (StateName) or the CWE catalog
+// (CWEName). vulnd feeds does not name them as skipped.
+func Keeps(name string) bool {
+	return name == StateName || name == CWEName ||
+		strings.HasPrefix(name, "nvdcve-2.0-") && strings.HasSuffix(name, ".meta")
+}
+
 // Options say what to mirror where. Only Dir is required.
 type Options struct {
 	Dir     string
