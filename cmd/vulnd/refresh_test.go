@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -211,4 +212,60 @@ func mustRef(t *testing.T, s string) oci.Ref {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestReadmeReloadRecipe is issue 24 item 1: the README's "Reload
+// without downtime" recipe, run as written (but for starting and
+// signalling the server), keeps the reports of the snapshot served and
+// warns of nothing.
+func TestReadmeReloadRecipe(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Reload without downtime\n")
+	if !ok {
+		t.Fatal(`README.md has no section "Reload without downtime"`)
+	}
+	_, block, ok := strings.Cut(section, "```sh\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("the section has no sh block")
+	}
+	work := t.TempDir()
+	bin := buildBinary(t, work)
+	var script []string
+	for _, line := range strings.Split(block, "\n") {
+		if strings.Contains(line, "vulnd serve") || strings.HasPrefix(line, "kill ") || strings.TrimSpace(line) == "" {
+			continue // the server is not part of this test
+		}
+		script = append(script, strings.ReplaceAll(line, "bin/vulnd", bin))
+	}
+	// The served snapshot has one report: before.json.gz then after.json.gz.
+	copyFile(t, sharedData(t, "cwe/cwec_v4.15.xml.zip"), filepath.Join(work, "cwec.xml.zip"))
+	copyFile(t, sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(work, "nvdcve-2.0-2024.json.gz"))
+	copyFile(t, sharedData(t, "nvd/changes/after.json.gz"), filepath.Join(work, "nvdcve-2.0-modified.json.gz"))
+	first, snap := filepath.Join(work, "first"), filepath.Join(work, "snap")
+	if _, e, code := vulndRun("build", "-cwe", filepath.Join(work, "cwec.xml.zip"), "-o", first, "-time", "2026-11-22T06:00:00Z",
+		filepath.Join(work, "nvdcve-2.0-2024.json.gz"), sharedData(t, "nvd/changes/before.json.gz")); code != 0 {
+		t.Fatalf("first build: %s", e)
+	}
+	if o, e, code := vulndRun("build", "-cwe", filepath.Join(work, "cwec.xml.zip"), "-o", snap, "-previous", first, "-time", "2026-11-23T06:00:00Z",
+		filepath.Join(work, "nvdcve-2.0-2024.json.gz"), filepath.Join(work, "nvdcve-2.0-modified.json.gz")); code != 0 || !strings.Contains(o, " 1 reports") {
+		t.Fatalf("second build: %s%s", o, e)
+	}
+	cmd := exec.Command("sh", "-ec", strings.Join(script, "\n"))
+	cmd.Dir = work
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the recipe:\n%s\nfailed: %v\n%s%s", strings.Join(script, "\n"), err, o.String(), e.String())
+	}
+	if w := warningLines(e.String()); w != nil {
+		t.Errorf("the recipe warned: %q", w)
+	}
+	out, _, code := vulndRun("validate", snap)
+	if code != 0 || !strings.Contains(out, " 1 reports") {
+		t.Errorf("after the recipe, vulnd validate snap: %s (want its 1 report kept)", out)
+	}
 }
