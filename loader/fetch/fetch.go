@@ -26,6 +26,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -182,6 +183,15 @@ func newFetcher(opt Options) (*fetcher, error) {
 	}
 	if opt.CWEURL == "" {
 		opt.CWEURL = DefaultCWEURL
+	}
+	// Anything but http(s) fails every try alike: refuse it before any.
+	for _, u := range []struct{ what, url string }{{"base URL", opt.BaseURL}, {"catalog URL", opt.CWEURL}} {
+		if u.url == "-" && u.what == "catalog URL" {
+			continue
+		}
+		if p, err := url.Parse(u.url); err != nil || p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+			return nil, fmt.Errorf("%s %q is not an http:// or https:// URL", u.what, u.url)
+		}
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
