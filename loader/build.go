@@ -2,6 +2,7 @@ package loader
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,19 +25,26 @@ type BuildOptions struct {
 	Out string
 	// Force lets Out be a non-empty directory that is not a snapshot,
 	// which the build then replaces, deleting what it holds. It never
-	// lets the build replace a file, an input or Previous.
+	// lets the build replace a file, an input or Previous. It also lets
+	// through a refresh that CheckRefresh refuses.
 	Force bool
 	// Previous, if set, is the snapshot to compare with: its reports and
-	// id tables are kept, and a report is added for what changed.
+	// id tables are kept, and a report is added for what changed. Unless
+	// Force is set, the new CVEs must pass CheckRefresh against it.
 	Previous string
-	// KeepReports is how many reports to keep, newest first (the new one
-	// included); 0 means DefaultKeepReports.
+	// KeepReports is how many reports to keep (the new one included):
+	// the new one always, then the newest of the others; 0 means
+	// DefaultKeepReports.
 	KeepReports int
 	// Time is the build time (the new report's created_at).
 	Time time.Time
 	// Stage, if set, is told when each stage of the build ends and how
 	// long it took ("read feeds", "diff", ...).
 	Stage func(name string, took time.Duration, detail string)
+	// Warn, if set, is told, in one line, of what the build did that the
+	// caller may not have meant: replacing, without Previous, a snapshot
+	// that has reports (the new one starts its history over).
+	Warn func(line string)
 }
 
 // DefaultKeepReports is how many reports a build keeps by default.
@@ -50,6 +58,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	if err := checkOutDir(opt.Out, append([]string{opt.CWECatalog}, opt.Feeds...), opt.Previous, opt.Force); err != nil {
 		return Manifest{}, err
+	}
+	// A snapshot at Out with reports, replaced without Previous, loses
+	// them: most likely a recipe that builds into the served directory.
+	replacedReports := 0
+	if opt.Previous == "" {
+		replacedReports = reportsIn(opt.Out)
 	}
 	start := time.Now()
 	stage := func(name, detail string) {
@@ -80,25 +94,55 @@ func Build(opt BuildOptions) (Manifest, error) {
 		}
 		ids, reports = prev.ids, prev.Data.Reports
 		stage("read previous", fmt.Sprintf("%d CVEs, %d reports", len(prev.Data.CVEs), len(reports)))
+		if !opt.Force {
+			if err := CheckRefresh(StampsOf(prev.Data.CVEs), StampsOf(cves), "-previous "+opt.Previous); err != nil {
+				return Manifest{}, err
+			}
+		}
 	}
 	ids.assign(cves)
 	stage("assign ids", "")
+	fresh := "" // the new report's id
 	if prev != nil {
 		at := formatTime(opt.Time)
 		alerts := diffCVEs(prev.Data.CVEs, cves, ids, at)
 		if len(alerts) > 0 {
-			reports = append(reports, index.Report{ID: reportID(opt.Time, reports), CreatedAt: at, Alerts: alerts})
+			// The new report is kept whatever its time: a -time older
+			// than the kept reports must not drop the one just made.
+			fresh = reportID(opt.Time, reports)
+			reports = append(reports, index.Report{ID: fresh, CreatedAt: at, Alerts: alerts})
 		}
 		prev = nil // let the previous records go before writing
 		stage("diff", fmt.Sprintf("%d alerts", len(alerts)))
 	}
-	reports = keepNewest(reports, opt.KeepReports)
+	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
 	m, err := write(opt.Out, d, ids, opt.Time, inputs, opt.Force)
-	if err == nil {
-		stage("write snapshot", "")
+	if err != nil {
+		return m, err
 	}
-	return m, err
+	stage("write snapshot", "")
+	if replacedReports > 0 && opt.Warn != nil {
+		opt.Warn(fmt.Sprintf("replaced the snapshot in %s and its %s without -previous: the new snapshot starts its report history over (to keep it, build with -previous %s -o %s.next and move that into place)",
+			opt.Out, plural(replacedReports, "report"), opt.Out, filepath.Clean(opt.Out)))
+	}
+	return m, nil
+}
+
+// keep is KeepReports with its default.
+func keep(n int) int {
+	if n <= 0 {
+		return DefaultKeepReports
+	}
+	return n
+}
+
+// plural is "1 report" or "n reports".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // reportID derives a URL-safe id from the build time
@@ -127,15 +171,19 @@ func reportID(t time.Time, kept []index.Report) string {
 }
 
 // keepNewest keeps the n newest reports, in the API's order (created_at
-// newest first, then build order newest first; see index.SortReports).
-func keepNewest(reports []index.Report, n int) []index.Report {
-	if n <= 0 {
-		n = DefaultKeepReports
-	}
+// newest first, then build order newest first; see index.SortReports),
+// and the report of id fresh ("": none) whatever its time: a build given
+// a -time older than the kept reports must not drop the one it made.
+func keepNewest(reports []index.Report, n int, fresh string) []index.Report {
 	if len(reports) <= n {
 		return reports
 	}
 	index.SortReports(reports)
+	for i := n; fresh != "" && i < len(reports); i++ {
+		if reports[i].ID == fresh {
+			return append(reports[:n-1], reports[i])
+		}
+	}
 	return reports[:n]
 }
 

@@ -228,3 +228,22 @@ func within(p, dir place) bool {
 		}
 	}
 }
+
+// reportsIn is the number of reports the manifest of the snapshot at dir
+// counts (any format version), or 0 when dir holds no snapshot.
+func reportsIn(dir string) int {
+	raw, err := readManifestBytes(dir)
+	if err != nil {
+		return 0
+	}
+	var m struct {
+		Format string `json:"format"`
+		Counts struct {
+			Reports int `json:"reports"`
+		} `json:"counts"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Format != formatName {
+		return 0
+	}
+	return m.Counts.Reports
+}

@@ -66,7 +66,9 @@ func TestNewReportOnTimeTie(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("keep %d", tc.keep), func(t *testing.T) {
 			s3 := filepath.Join(t.TempDir(), "s3")
-			if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{before}, Out: s3, Previous: s2, Time: tie, KeepReports: tc.keep}); err != nil {
+			// Going back to before.json.gz is a rollback the refresh guard
+			// refuses; -force lets it through.
+			if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{before}, Out: s3, Previous: s2, Time: tie, KeepReports: tc.keep, Force: true}); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, servedReportIDs(t, s3)); diff != "" {
@@ -130,7 +132,7 @@ func TestKeepNewestOrder(t *testing.T) {
 		{ID: "20261123T060000Z-10", CreatedAt: day2},
 	}
 	var got []string
-	for _, r := range keepNewest(in, 2) {
+	for _, r := range keepNewest(in, 2, "") {
 		got = append(got, r.ID)
 	}
 	if diff := cmp.Diff([]string{"20261123T060000Z-10", "20261123T060000Z-9"}, got); diff != "" {
@@ -161,5 +163,50 @@ func TestReportIDNumbersAfterTheHighest(t *testing.T) {
 		if got := reportID(at, kept); got != tc.want {
 			t.Errorf("reportID(kept %q) = %q, want %q", tc.kept, got, tc.want)
 		}
+	}
+}
+
+// TestKeepReportsOlderTime is issue 24 item 6: a build given a -time
+// older than the kept reports keeps the report it made, whatever
+// -keep-reports, and the newest of the others beside it.
+func TestKeepReportsOlderTime(t *testing.T) {
+	dir := t.TempDir()
+	cwe := filepath.Join(dir, "cwe.xml")
+	os.WriteFile(cwe, []byte(`<Weakness_Catalog><Weaknesses></Weaknesses></Weakness_Catalog>`), 0o644)
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC) }
+	// Builds on days 1, 4 and 5, each adding a CVE: reports of days 4
+	// and 5.
+	var recs []string
+	prev := ""
+	for i, d := range []int{1, 4, 5} {
+		recs = append(recs, record(fmt.Sprintf("CVE-2024-000%d", i+1), "2024-01-01T00:00:00.000", "x"))
+		f := filepath.Join(dir, fmt.Sprintf("feed%d.json", i))
+		os.WriteFile(f, []byte(feed(recs...)), 0o644)
+		out := filepath.Join(dir, fmt.Sprintf("snap%d", i))
+		if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: out, Previous: prev, Time: day(d)}); err != nil {
+			t.Fatal(err)
+		}
+		prev = out
+	}
+	recs = append(recs, record("CVE-2024-0009", "2024-01-01T00:00:00.000", "x"))
+	f := filepath.Join(dir, "feed-late.json")
+	os.WriteFile(f, []byte(feed(recs...)), 0o644)
+	for _, tc := range []struct {
+		keep int
+		want []string
+	}{
+		{1, []string{"20261102T000000Z"}},
+		{2, []string{"20261105T000000Z", "20261102T000000Z"}},
+		{3, []string{"20261105T000000Z", "20261104T000000Z", "20261102T000000Z"}},
+	} {
+		t.Run(fmt.Sprint(tc.keep), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "late")
+			if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: out, Previous: prev, Time: day(2), KeepReports: tc.keep}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, servedReportIDs(t, out)); diff != "" {
+				t.Errorf("reports as listed (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

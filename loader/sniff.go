@@ -108,6 +108,17 @@ func FeedFiles(dir string) (feeds, skipped []string, err error) {
 			skipped = append(skipped, p)
 		}
 	}
+	SortFeeds(feeds)
+	return feeds, skipped, nil
+}
+
+// SortFeeds puts the feed files whose name holds "modified", then those
+// whose name holds "recent", after the others, keeping the order within
+// each group: given the feeds of several directories one after the other
+// (each by name, as FeedFiles lists them), the update feeds of every
+// directory come after all the yearly ones, so that they win on equal
+// lastModified whichever directory they are in.
+func SortFeeds(paths []string) {
 	rank := func(p string) int {
 		switch name := filepath.Base(p); {
 		case strings.Contains(name, "recent"):
@@ -117,6 +128,5 @@ func FeedFiles(dir string) (feeds, skipped []string, err error) {
 		}
 		return 0
 	}
-	sort.SliceStable(feeds, func(i, j int) bool { return rank(feeds[i]) < rank(feeds[j]) })
-	return feeds, skipped, nil
+	sort.SliceStable(paths, func(i, j int) bool { return rank(paths[i]) < rank(paths[j]) })
 }

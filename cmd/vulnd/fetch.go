@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -65,6 +67,23 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := checkURL("-base-url", *base); err != nil {
+		return err
+	}
+	if *cwe != "-" {
+		if err := checkURL("-cwe-url", *cwe); err != nil {
+			return err
+		}
+	}
+	// Looked at last, so that the checks above need no directory.
+	switch fi, err := os.Stat(*dir); {
+	case errors.Is(err, iofs.ErrNotExist):
+		return usageError{fmt.Errorf("-dir %s does not exist; create it first", *dir)}
+	case err != nil:
+		return usageError{fmt.Errorf("-dir %s: %w", *dir, err)}
+	case !fi.IsDir():
+		return usageError{fmt.Errorf("-dir %s is not a directory", *dir)}
+	}
 	opt := fetch.Options{Dir: *dir, BaseURL: *base, CWEURL: *cwe, FirstYear: first, LastYear: last,
 		MaxAge: time.Duration(maxAge), Timeout: *timeout, Attempts: *attempts,
 		Log: func(line string) { fmt.Fprintln(stderr, "vulnd fetch: "+line) }}
@@ -115,6 +134,8 @@ func parseYears(s string, thisYear int) (first, last int, err error) {
 		return 0, 0, fmt.Errorf("-years %q: NVD's yearly feeds start at %d (which holds 1999 to 2002)", s, fetch.FirstYear)
 	case first > last:
 		return 0, 0, fmt.Errorf("-years %q: the first is after the last", s)
+	case last > thisYear:
+		return 0, 0, fmt.Errorf("-years %q: %d is in the future; NVD's last yearly feed is %d's", s, last, thisYear)
 	}
 	return first, last, nil
 }
@@ -155,4 +176,18 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// checkURL refuses, as a bad command line, a URL flag's value that is not
+// an absolute http or https URL with a host: it could never be fetched,
+// and trying it five times over ten seconds says nothing more.
+func checkURL(flag, s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return usageError{fmt.Errorf("%s %q is not a URL: %v", flag, s, errors.Unwrap(err))}
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return usageError{fmt.Errorf("%s %q is not an http:// or https:// URL", flag, s)}
+	}
+	return nil
 }

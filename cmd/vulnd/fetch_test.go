@@ -101,9 +101,11 @@ func TestMakeRefreshFetch(t *testing.T) {
 // TestFetchCommandLine: what vulnd fetch refuses (exit 2, one line) and
 // how it reads -years and -max-age.
 func TestFetchCommandLine(t *testing.T) {
-	// Every case is refused before the directory is looked at; a fixed
-	// name keeps the subtests' names the same from run to run.
+	// Every case but the last two is refused before the directory is
+	// looked at (feeds does not exist); a fixed name keeps the subtests'
+	// names the same from run to run.
 	dir := "feeds"
+	thisYear := time.Now().UTC().Year()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -117,6 +119,16 @@ func TestFetchCommandLine(t *testing.T) {
 		{[]string{"-dir", dir, "-max-age", "0d"}, "vulnd fetch: -max-age must be more than 0; see vulnd help fetch\n"},
 		{[]string{"-dir", dir, "-attempts", "0"}, "vulnd fetch: -attempts must be at least 1; see vulnd help fetch\n"},
 		{[]string{"-dir", dir, "-timeout", "0s"}, "vulnd fetch: -timeout must be more than 0; see vulnd help fetch\n"},
+		// Issue 24 item 5: a URL that is not http(s), a future year and a
+		// missing -dir are refused at once, naming the flag.
+		{[]string{"-dir", dir, "-base-url", "ftp://nvd.example/feeds/"}, "vulnd fetch: -base-url \"ftp://nvd.example/feeds/\" is not an http:// or https:// URL; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-base-url", "nvd.nist.gov/feeds/json/cve/2.0/"}, "vulnd fetch: -base-url \"nvd.nist.gov/feeds/json/cve/2.0/\" is not an http:// or https:// URL; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-base-url", "http://"}, "vulnd fetch: -base-url \"http://\" is not an http:// or https:// URL; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-cwe-url", "file:///srv/cwec_latest.xml.zip"}, "vulnd fetch: -cwe-url \"file:///srv/cwec_latest.xml.zip\" is not an http:// or https:// URL; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-years", fmt.Sprintf("2024-%d", thisYear+1)}, fmt.Sprintf("vulnd fetch: -years \"2024-%d\": %d is in the future; NVD's last yearly feed is %d's; see vulnd help fetch\n", thisYear+1, thisYear+1, thisYear)},
+		{[]string{"-dir", dir, "-years", fmt.Sprint(thisYear + 1)}, fmt.Sprintf("vulnd fetch: -years \"%d\": %d is in the future; NVD's last yearly feed is %d's; see vulnd help fetch\n", thisYear+1, thisYear+1, thisYear)},
+		{[]string{"-dir", dir, "-base-url", "http://127.0.0.1:1/"}, "vulnd fetch: -dir feeds does not exist; create it first; see vulnd help fetch\n"},
+		{[]string{"-dir", "fetch.go"}, "vulnd fetch: -dir fetch.go is not a directory; see vulnd help fetch\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out, errs bytes.Buffer

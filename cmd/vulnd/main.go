@@ -22,12 +22,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vulnd/vulnd/loader"
+	"github.com/vulnd/vulnd/loader/fetch"
 )
 
 func main() {
@@ -193,9 +195,21 @@ var helps = map[string]help{
 		about: `Reads NVD CVE API 2.0 feed files and MITRE's CWE catalog and writes the
 snapshot directory OUT_DIR, atomically: a failed build leaves no
 half-written OUT_DIR. With -previous, compares with the snapshot in
-PREV_DIR, keeps its reports and adds one for what changed. Flags go
-before the feed files. Prints the counts on stdout and each stage's time
-on stderr; on failure, one line naming the file and the problem.`,
+PREV_DIR, keeps its reports and adds one for what changed; the new report
+is kept even when -time is older than the kept ones. PREV_DIR cannot be
+OUT_DIR: build aside (-o DIR.next) and move it into place. Replacing a
+snapshot that has reports without -previous starts the report history
+over, and says so on stderr.
+
+The refresh guard: with -previous, a build is refused (exit 1, one line
+saying what tripped) when it has more than 5 % fewer CVEs than PREV_DIR
+(an empty, cut-short or partial feed), or when any CVE's lastModified is
+older than in PREV_DIR (an older feed: NVD never goes back in time).
+-force lets such a build through.
+
+Flags go before the feed files. Prints the counts on stdout and each
+stage's time on stderr; on failure, one line naming the file and the
+problem.`,
 		args: [][2]string{
 			{"FEED...", "NVD CVE API 2.0 feed files, one or more: plain JSON, gzip, zstd, or a\nzip holding one JSON; the format is found from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order)."},
 		},
@@ -228,10 +242,13 @@ stdout, if serve would load it; otherwise 1, with one line saying why.`,
 		about: `Prints the NVD CVE API 2.0 feed files directly in each DIR, one path a
 line, found by content (gzip, zstd, zip or plain JSON holding an NVD CVE
 feed object), not by name: by name, then those whose name holds
-"modified", then "recent", the order vulnd build should read them in.
-Other files, and hidden ones (a name starting with ".", as vulnd fetch
-names a download in progress), are named on stderr as skipped. Exit 1 if
-a DIR holds none.`,
+"modified", then "recent", the order vulnd build should read them in;
+given several DIRs, each DIR's by name, one DIR after the other, then the
+modified feeds of all, then the recent ones. Other files, and hidden ones
+(a name starting with ".", as vulnd fetch names a download in progress),
+are named on stderr as skipped, except those vulnd fetch keeps beside the
+feeds: NAME.meta, .vulnd-fetch.json and cwec_latest.xml.zip. Exit 1 if a
+DIR holds none.`,
 		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
 	},
 	"fetch":   fetchHelp,
@@ -317,8 +334,8 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "snapshot directory to write, `OUT_DIR` (required)")
 	prev := fs.String("previous", "", "previous snapshot directory, `PREV_DIR`, to compare with and keep the reports of")
 	at := fs.String("time", "", "build time of the new report, `RFC3339` (default: now)")
-	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep, newest first")
-	force := fs.Bool("force", false, "replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
+	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep: the new one, then the newest of the others")
+	force := fs.Bool("force", false, "build even a refresh the guard refuses (see above); and replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -349,6 +366,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 		Stage: func(name string, took time.Duration, detail string) {
 			fmt.Fprintf(stderr, "vulnd build: %s: %s %s\n", name, took.Round(time.Millisecond), detail)
 		},
+		Warn: func(line string) { fmt.Fprintf(stderr, "vulnd build: warning: %s\n", line) },
 	})
 	if err != nil {
 		return err
@@ -384,20 +402,29 @@ func cmdFeeds(args []string, stdout, stderr io.Writer) error {
 	if err := checkArgs(fs, "DIR", 1, -1); err != nil {
 		return err
 	}
+	var all []string
 	for _, dir := range fs.Args() {
 		feeds, skipped, err := loader.FeedFiles(dir)
 		if err != nil {
 			return err
 		}
 		for _, p := range skipped {
-			fmt.Fprintf(stderr, "vulnd feeds: skipped %s: not an NVD CVE feed\n", p)
+			// What vulnd fetch keeps beside the feeds (their .meta, its
+			// state, the catalog) is expected there, not news.
+			if !fetch.Keeps(filepath.Base(p)) {
+				fmt.Fprintf(stderr, "vulnd feeds: skipped %s: not an NVD CVE feed\n", p)
+			}
 		}
 		if len(feeds) == 0 {
 			return fmt.Errorf("no NVD CVE feed files in %s", dir)
 		}
-		for _, p := range feeds {
-			fmt.Fprintln(stdout, p)
-		}
+		all = append(all, feeds...)
+	}
+	// modified and recent last across all the directories, not within
+	// each: they must win over every yearly feed.
+	loader.SortFeeds(all)
+	for _, p := range all {
+		fmt.Fprintln(stdout, p)
 	}
 	return nil
 }

@@ -14,6 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/vulnd/vulnd/loader"
 	"github.com/vulnd/vulnd/loader/oci"
 )
 
@@ -29,7 +33,15 @@ Credentials: VULND_REGISTRY_USERNAME and VULND_REGISTRY_PASSWORD, else
 the Docker configuration (DOCKER_CONFIG or ~/.docker/config.json) that
 docker login or oras login wrote. Prints the artifact's digest on stdout;
 on failure (or SIGINT/SIGTERM), exit 1 with one line, and no tag has
-moved.`,
+moved.
+
+The refresh guard, as in vulnd build -previous: when TAG or an -also-tag
+already names another snapshot, its CVEs are downloaded (manifest.json
+and cves.jsonl.zst only) and the new snapshot is refused (exit 1, one
+line saying what tripped, no tag moved) when it has more than 5 % fewer
+CVEs, or when any CVE's lastModified is older than in the tagged one, so
+a fleet following the tag never pulls an emptied or rolled-back
+snapshot. -force publishes it anyway.`,
 	args: [][2]string{{"SNAPSHOT", "a snapshot directory, as vulnd build -o writes"}},
 }
 
@@ -43,6 +55,7 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	also := fs.String("also-tag", "latest", "moving `TAGS` (comma-separated) also set to the artifact; none when empty")
 	plain := fs.Bool("plain-http", false, "talk HTTP, not HTTPS, to the registry: only for one on localhost or a private network")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
+	force := fs.Bool("force", false, "publish even a snapshot the refresh guard refuses against what the tags name now (see above)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -84,6 +97,11 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	dir := fs.Arg(0)
 	start := time.Now()
+	if !*force {
+		if err := guardTags(ctx, repo, ref, tags, dir, stderr); err != nil {
+			return err
+		}
+	}
 	p, err := oci.Publish(ctx, repo, dir, tags)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
@@ -104,4 +122,55 @@ func userAgent() string {
 		return "vulnd/" + bi.Main.Version
 	}
 	return "vulnd"
+}
+
+// guardTags checks the snapshot in dir against the snapshot each of tags
+// names now in repo (ref's repository), as vulnd build -previous does
+// (loader.CheckRefresh): a tag that names nothing yet, or this very
+// snapshot, passes; one that names an artifact this vulnd cannot read is
+// noted on stderr and passes (no replica of this vulnd serves it).
+func guardTags(ctx context.Context, repo *remote.Repository, ref oci.Ref, tags []string, dir string, stderr io.Writer) error {
+	id, err := loader.ID(dir)
+	if err != nil {
+		return err
+	}
+	var next []loader.Stamp
+	seen := map[string]bool{}
+	base := strings.TrimSuffix(ref.String(), ":"+ref.Reference())
+	for _, tag := range tags {
+		name := base + ":" + tag
+		desc, err := repo.Resolve(ctx, tag)
+		switch {
+		case errors.Is(err, errdef.ErrNotFound):
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", name, err)
+		case seen[desc.Digest.String()]:
+			continue
+		}
+		seen[desc.Digest.String()] = true
+		a, err := oci.Fetch(ctx, repo, desc)
+		switch {
+		case errors.Is(err, oci.ErrNotSnapshot):
+			fmt.Fprintf(stderr, "vulnd publish: %s names no snapshot this vulnd reads (%v); not compared with it\n", name, err)
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", name, err)
+		case a.SnapshotID == id:
+			continue
+		}
+		prev, err := a.Stamps(ctx, repo)
+		if err != nil {
+			return fmt.Errorf("%s: reading the snapshot it names, to compare (-force publishes without): %w", name, err)
+		}
+		if next == nil {
+			if next, err = loader.ReadStamps(dir); err != nil {
+				return err
+			}
+		}
+		if err := loader.CheckRefresh(prev, next, "the snapshot "+name+" names"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

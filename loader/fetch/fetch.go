@@ -26,6 +26,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,6 +54,15 @@ const (
 	// CWEName is the catalog's file name in the directory.
 	CWEName = "cwec_latest.xml.zip"
 )
+
+// Keeps reports whether a file of this name is one Run keeps in its
+// directory beside the feeds, not a feed: a feed's .meta
+// (nvdcve-2.0-*.meta), the state file (StateName) or the CWE catalog
+// (CWEName). vulnd feeds does not name them as skipped.
+func Keeps(name string) bool {
+	return name == StateName || name == CWEName ||
+		strings.HasPrefix(name, "nvdcve-2.0-") && strings.HasSuffix(name, ".meta")
+}
 
 // Options say what to mirror where. Only Dir is required.
 type Options struct {
@@ -175,6 +185,15 @@ func newFetcher(opt Options) (*fetcher, error) {
 	}
 	if opt.CWEURL == "" {
 		opt.CWEURL = DefaultCWEURL
+	}
+	// Anything but http(s) fails every try alike: refuse it before any.
+	for _, u := range []struct{ what, url string }{{"base URL", opt.BaseURL}, {"catalog URL", opt.CWEURL}} {
+		if u.url == "-" && u.what == "catalog URL" {
+			continue
+		}
+		if p, err := url.Parse(u.url); err != nil || p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+			return nil, fmt.Errorf("%s %q is not an http:// or https:// URL", u.what, u.url)
+		}
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now

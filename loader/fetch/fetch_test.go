@@ -716,6 +716,8 @@ func TestRunOptions(t *testing.T) {
 		{"missing dir", Options{Dir: file + "x"}, "no such file or directory"},
 		{"a file", Options{Dir: file}, "is not a directory"},
 		{"years", Options{Dir: filepath.Dir(file), FirstYear: 2025, LastYear: 2024}, "years 2025-2024: the first is after the last"},
+		{"ftp base", Options{Dir: filepath.Dir(file), BaseURL: "ftp://nvd.example/feeds/"}, `base URL "ftp://nvd.example/feeds/" is not an http:// or https:// URL`},
+		{"file catalog", Options{Dir: filepath.Dir(file), CWEURL: "/srv/cwec.zip"}, `catalog URL "/srv/cwec.zip" is not an http:// or https:// URL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Run(context.Background(), tc.opt); err == nil || !strings.Contains(err.Error(), tc.err) {

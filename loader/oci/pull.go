@@ -134,6 +134,28 @@ func (a *Artifact) Download(ctx context.Context, src oras.ReadOnlyTarget, dir st
 	return nil
 }
 
+// Stamps downloads the artifact's manifest.json and CVE file (only those,
+// see loader.StampFiles) into a temporary directory, reads the CVEs'
+// names and lastModified from them (loader.ReadStamps) and removes the
+// directory: what publish compares a new snapshot with.
+func (a *Artifact) Stamps(ctx context.Context, src oras.ReadOnlyTarget) ([]loader.Stamp, error) {
+	dir, err := os.MkdirTemp("", "vulnd-stamps-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	for _, l := range a.layers {
+		name := l.Annotations[ocispec.AnnotationTitle]
+		if !slices.Contains(loader.StampFiles(), name) {
+			continue
+		}
+		if err := downloadFile(ctx, src, l, filepath.Join(dir, name)); err != nil {
+			return nil, fmt.Errorf("layer %s (%s): %w", name, l.Digest, err)
+		}
+	}
+	return loader.ReadStamps(dir)
+}
+
 func downloadFile(ctx context.Context, src oras.ReadOnlyTarget, l ocispec.Descriptor, path string) error {
 	rc, err := src.Fetch(ctx, l)
 	if err != nil {
