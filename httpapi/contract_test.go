@@ -1066,7 +1066,8 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		// a bad value is 400 there and ignored elsewhere. The bad one goes
 		// first, as the first of a repeated parameter counts.
 		for _, q := range []string{"page=0", "page=%ZZ", "cvss=bogus", "updated_since=yesterday", "published_since=2024-01-31",
-			"kev=yes", "format=xml", "version=", "q=%ZZ", "cwe=%ZZ", "vendor=%ZZ", "product=%ZZ", "names=,"} {
+			"kev=yes", "format=xml", "version=", "q=%ZZ", "cwe=%ZZ", "vendor=%ZZ", "product=%ZZ", "names=,",
+			"cvss=%ZZ", "updated_since=%ZZ", "published_since=%ZZ", "kev=%ZZ", "format=%ZZ", "version=%ZZ", "names=%ZZ"} {
 			name, _, _ := strings.Cut(q, "=")
 			want := 200
 			if params["query "+name] != nil {

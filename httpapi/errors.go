@@ -39,6 +39,7 @@ var (
 	errQueryTooLong       = newAPIError(http.StatusRequestURITooLong, "query is longer than 4096 bytes")
 	errBadEscape          = newAPIError(http.StatusBadRequest, "path is not valid percent-encoding")
 	errBadQuery           = newAPIError(http.StatusBadRequest, "query is not valid percent-encoding")
+	errBadParamEscape     = badParamEscapes()
 	errBadPage            = newAPIError(http.StatusBadRequest, "page must be a whole number from 1 to 1000000")
 	errBadCVSS            = newAPIError(http.StatusBadRequest, "cvss must be low, medium, high or critical")
 	errBadUpdatedSince    = newAPIError(http.StatusBadRequest, "updated_since must be a time like 2024-01-31 00:00:00Z or 2024-01-31T00:00:00Z (RFC 3339; send an offset's + as %2B)")
@@ -102,4 +103,13 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n in
 		n, _ = w.Write(body)
 	}
 	return e.status, n
+}
+
+// badParamEscapes are the answers to a parameter whose value is not valid
+// percent-encoding, one a parameter, so that the 400 names it.
+func badParamEscapes() (errs [numParams]*apiError) {
+	for p, name := range params {
+		errs[p] = newAPIError(http.StatusBadRequest, name+" is not valid percent-encoding")
+	}
+	return errs
 }

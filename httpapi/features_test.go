@@ -142,7 +142,7 @@ func TestCVEListFilters(t *testing.T) {
 		{"/vendors/acme/cve?published_since=x", errBadPublishedSince.message},
 		{"/cve?product=widget", errProductNeedsVendor.message},
 		{"/cve?format=xml", errBadFormat.message},
-		{"/cve?cwe=%ZZ", errBadQuery.message},
+		{"/cve?cwe=%ZZ", "cwe is not valid percent-encoding"},
 		{"/cve?cvss=severe&cwe=CWE-79", errBadCVSS.message},
 		{"/cve?page=0&updated_since=2024-01-01T00:00:00Z", errBadPage.message},
 		{"/vendors/nope/cve?updated_since=bad", errVendorNotFound.message},

@@ -101,14 +101,14 @@ func lookupParam(k string) param {
 }
 
 // value returns parameter p decoded as a form value; ok is false when it
-// is absent. A bad escape in it is errBadQuery.
+// is absent. A bad escape in it is the error naming p.
 func (q *query) value(p param) (v string, ok bool, err error) {
 	if !q.has[p] {
 		return "", false, nil
 	}
 	v, err = url.QueryUnescape(q.raw[p])
 	if err != nil {
-		return "", true, errBadQuery
+		return "", true, errBadParamEscape[p]
 	}
 	return v, true, nil
 }

@@ -101,7 +101,7 @@ func TestRoundTrip(t *testing.T) {
 		{"/cve?page=1000001", 400, ""},
 		{"/cve?page=99999999999999999999", 400, ""},
 		{"/cve?page=1000000", 200, `[]`},
-		{"/cve?page=%ZZ", 400, `{"message":"query is not valid percent-encoding"}`},
+		{"/cve?page=%ZZ", 400, `{"message":"page is not valid percent-encoding"}`},
 		{"/cve?page=%32", 200, ""}, // page=2, escaped
 		{"/cve?unknown=%ZZ&other=1", 200, ""},
 		{"/cve/cve-2023-0001", 200, `{"name":"CVE-2023-0001","summary":"slashed","created_at":"2023-01-01 00:00:00Z","updated_at":"2023-01-02 00:00:00Z",

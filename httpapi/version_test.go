@@ -169,7 +169,7 @@ func TestVersionErrors(t *testing.T) {
 		{"/cve?product=log4j&version=2.0", errProductNeedsVendor.message}, // product is checked first
 		{"/cve?vendor=apache&product=log4j&version=", errBadVersion.message},
 		{"/cve?vendor=apache&product=log4j&version=" + long, errBadVersion.message},
-		{"/cve?vendor=apache&product=log4j&version=%ZZ", errBadQuery.message},
+		{"/cve?vendor=apache&product=log4j&version=%ZZ", "version is not valid percent-encoding"},
 		{"/cve?cvss=bad&vendor=apache&product=log4j&version=", errBadCVSS.message}, // cvss first
 		{"/vendors/apache/products/log4j/cve?version=", errBadVersion.message},
 		{"/vendors/apache/products/nothing/cve?version=", errBadVersion.message}, // before the names
@@ -179,7 +179,7 @@ func TestVersionErrors(t *testing.T) {
 		{"/cwe/CWE-79/cve?page=0&version=2.0", errBadPage.message},    // page first
 		{"/vendors/apache/cve?version=2.0", errVersionNotHere.message},
 		{"/vendors/nobody/cve?version=2.0&format=xml", errVersionNotHere.message},
-		{"/vendors/apache/cve?version=%ZZ", errBadQuery.message},
+		{"/vendors/apache/cve?version=%ZZ", "version is not valid percent-encoding"},
 	} {
 		res, body := do(t, srv, "GET", tc.target, nil)
 		want := `{"message":` + strconv.Quote(tc.msg) + `}`
