@@ -303,8 +303,14 @@ func decodeEPSS(r io.Reader, label string) (*EPSS, error) {
 		return fail("header %s, want %q", quoteEPSS(b), epssHeader)
 	}
 
+	// Rows are gathered in blocks of epssBlock and copied once into a
+	// slice of the exact size: append's doubling would allocate about
+	// five times the table's size on the way, this twice.
 	var (
-		rows   []epssRow
+		blocks [][]epssRow
+		cur    []epssRow
+		prev   uint64 // the last row's key
+		n      int
 		sorted = true
 	)
 	for {
@@ -319,15 +325,26 @@ func decodeEPSS(r io.Reader, label string) (*EPSS, error) {
 		if err != nil {
 			return fail("%w", err)
 		}
-		if n := len(rows); n > 0 && row.key <= rows[n-1].key {
-			if sorted && row.key == rows[n-1].key {
+		if n > 0 && row.key <= prev {
+			if sorted && row.key == prev {
 				// Every earlier row has a smaller id: this is the
 				// first duplicate.
 				return fail("duplicate %s (also on line %d)", appendEPSSName(nil, row.key), line-1)
 			}
 			sorted = false
 		}
-		rows = append(rows, row)
+		if len(cur) == cap(cur) {
+			cur = make([]epssRow, 0, epssBlock)
+			blocks = append(blocks, cur)
+		}
+		cur = append(cur, row)
+		blocks[len(blocks)-1] = cur
+		prev = row.key
+		n++
+	}
+	rows := make([]epssRow, 0, n)
+	for _, b := range blocks {
+		rows = append(rows, b...)
 	}
 	if len(rows) == 0 {
 		line++
@@ -348,12 +365,12 @@ func decodeEPSS(r io.Reader, label string) (*EPSS, error) {
 			return 0
 		})
 	}
-	if cap(rows)-len(rows) > len(rows)/16 {
-		rows = slices.Clone(rows) // give back append's spare capacity
-	}
 	e.rows = rows
 	return e, nil
 }
+
+// epssBlock is how many rows decodeEPSS gathers in one block.
+const epssBlock = 8192
 
 // epssFirstRowLine is the line of an EPSS file's first row: rows follow
 // the comment and the header, one a line.

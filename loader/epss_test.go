@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -473,5 +475,20 @@ func TestEPSSLookupAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("Lookup allocates %v times", n)
+	}
+}
+
+// TestEPSSRowSize pins the table's cost: 16 bytes a CVE, about 5 MB for
+// the 300,000 CVEs FIRST scores.
+func TestEPSSRowSize(t *testing.T) {
+	if n := unsafe.Sizeof(epssRow{}); n != 16 {
+		t.Errorf("an EPSS row takes %d bytes, want 16", n)
+	}
+	e, err := decodeEPSS(bytes.NewReader(syntheticEPSS(10_000)), "epss test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.rows) != 10_000 || cap(e.rows) != 10_000 {
+		t.Errorf("rows: len %d, cap %d; want 10000 both", len(e.rows), cap(e.rows))
 	}
 }
