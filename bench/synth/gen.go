@@ -236,6 +236,7 @@ const (
 	secConfig
 	secText
 	secRefs
+	secEPSS // the record's EPSS score (epss.go)
 )
 
 // stream reseeds the generator's random source for section sec of
@@ -320,8 +321,8 @@ var kevKinds = []string{"Remote Code Execution", "Privilege Escalation", "Comman
 // weeks later. It draws from its own hash of (seed, record), so the rest
 // of the record does not depend on it.
 func (g *Generator) kev(s *subject, c *CVE) {
-	h := mix(g.plan.cfg.Seed, uint64(s.i), 0x6b6576) // "kev"
-	if float64(h>>11)/(1<<53) >= kevRate || s.status == "Rejected" {
+	h, ok := g.plan.kevHash(s.i)
+	if !ok || s.status == "Rejected" {
 		return
 	}
 	h2 := splitmix(h)
@@ -330,6 +331,13 @@ func (g *Generator) kev(s *subject, c *CVE) {
 	c.CISAActionDue = time.UnixMilli(added + int64(14+7*(h2>>20%2))*dayMS).UTC().Format(time.DateOnly)
 	c.CISARequiredAction = kevActions[h2>>24%uint64(len(kevActions))]
 	c.CISAVulnerabilityName = "Synthetic " + kevKinds[h2>>32%uint64(len(kevKinds))] + " Vulnerability"
+}
+
+// kevHash is the hash record i's KEV entry is drawn from, and whether it
+// has one (unless it is rejected).
+func (p *Plan) kevHash(i int) (uint64, bool) {
+	h := mix(p.cfg.Seed, uint64(i), 0x6b6576) // "kev"
+	return h, float64(h>>11)/(1<<53) < kevRate
 }
 
 func (g *Generator) core(i int) subject {
@@ -725,9 +733,10 @@ func FeedName(y int) string { return "nvdcve-2.0-" + strconv.Itoa(y) + ".json.gz
 // CatalogName is the file name of the CWE catalog.
 const CatalogName = "cwec_synth.xml"
 
-// WriteAll writes every feed file and the CWE catalog into dir, creating
-// it if needed. Years are written concurrently, each streamed record by
-// record into its gzip file; the bytes do not depend on scheduling.
+// WriteAll writes every feed file, the CWE catalog and the EPSS file
+// into dir, creating it if needed. Years and the EPSS file are written
+// concurrently, each feed streamed record by record into its gzip file;
+// the bytes do not depend on scheduling.
 func (p *Plan) WriteAll(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -738,6 +747,8 @@ func (p *Plan) WriteAll(dir string) error {
 	}); err != nil {
 		return err
 	}
+	epss := make(chan error, 1)
+	go func() { epss <- p.WriteEPSS(filepath.Join(dir, EPSSName(p.cfg.Next))) }()
 	// Biggest years first so the workers finish together.
 	years := make([]int, 0, numYears)
 	for y := firstYear; y <= lastYear; y++ {
@@ -762,7 +773,7 @@ func (p *Plan) WriteAll(dir string) error {
 	}
 	close(jobs)
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, <-epss)...)
 }
 
 // WriteYear writes the feed file of id year y to path.

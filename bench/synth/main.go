@@ -12,6 +12,10 @@
 //     N records in all, spread over the years roughly as NVD's are;
 //   - cwec_synth.xml: a small CWE catalog in MITRE's XML schema holding
 //     every CWE id the records cite except CWE-1321, left out on purpose.
+//   - epss_scores-2026-11-22.csv.gz: FIRST's daily EPSS file for the
+//     records that are not rejected (gzip CSV, "#model_version:…,
+//     score_date:…" first): most scores tiny, a long tail, records with a
+//     KEV entry high, percentiles those of the scores' ranks (epss.go).
 //
 // Flags:
 //
@@ -32,10 +36,14 @@
 // after the last 2026 id, at the end of nvdcve-2.0-2026.json.gz. Every
 // other record is byte-identical to the one written without -next, and
 // the catalog is the same. next.go details the changes and their odds.
+// The EPSS file is epss_scores-2026-11-23.csv.gz: without the rows of
+// the records rejected that day, with the new records', a few scores
+// moved by 0.1 or more and many by less (epss.go).
 //
 // The same flags always give byte-identical files. Records are
 // generated and encoded one at a time, straight into the gzip streams,
-// so memory does not grow with N; years are written in parallel.
+// so memory does not grow with N but for the 4 bytes per record the EPSS
+// file's percentiles take; years are written in parallel.
 //
 // Bad flags print an error to stderr and exit with status 2; a failure
 // while writing exits with status 1.

@@ -243,18 +243,12 @@ type edit struct {
 // change turns c, the base version of the record of s, into its next-day
 // version.
 func (g *Generator) change(s *subject, c *CVE, rank int) {
-	r := g.streamRev(s.i, secCore, 1)
-	c.LastModified = formatMS(nextDayMS + r.Int64N(nextLimitMS-nextDayMS+1))
+	mod, kinds, r := g.changeStart(s, rank)
+	c.LastModified = formatMS(mod)
 	e := &edit{g: g, s: s, c: c}
 	if s.rejected {
 		_, c.Descriptions = e.redrawText()
 		return
-	}
-	var kinds []changeKind
-	if k, ok := g.plan.forced[rank]; ok {
-		kinds = []changeKind{k}
-	} else {
-		kinds = drawKinds(r)
 	}
 	status := c.VulnStatus
 	for _, k := range kinds {
@@ -288,6 +282,37 @@ func (g *Generator) change(s *subject, c *CVE, rank int) {
 	case e.cna && status == "Received":
 		c.VulnStatus = "Awaiting Analysis"
 	}
+}
+
+// changeStart draws, from the core stream of revision 1 of the record of
+// s (of rank rank), its next-day lastModified and, unless it is rejected
+// already, the kinds of its change; r goes on drawing from that stream.
+func (g *Generator) changeStart(s *subject, rank int) (mod int64, kinds []changeKind, r *rand.Rand) {
+	r = g.streamRev(s.i, secCore, 1)
+	mod = nextDayMS + r.Int64N(nextLimitMS-nextDayMS+1)
+	if s.rejected {
+		return mod, nil, r
+	}
+	if k, ok := g.plan.forced[rank]; ok {
+		return mod, []changeKind{k}, r
+	}
+	return mod, drawKinds(r), r
+}
+
+// rejectedNext reports whether base record i (i < CVEs) is rejected on
+// the next day: rejected already, or rejected by its change. It draws no
+// more of the record than that takes.
+func (g *Generator) rejectedNext(i int) bool {
+	s := g.core(i)
+	if s.rejected {
+		return true
+	}
+	rank, ok := g.plan.changeRank(i)
+	if !ok {
+		return false
+	}
+	_, kinds, _ := g.changeStart(&s, rank)
+	return slices.Contains(kinds, chReject)
 }
 
 // drawKinds draws the kinds of change of a record.
