@@ -39,3 +39,28 @@ func TestOperationsListsServeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishHelpIsTrue: vulnd help publish says what publish prints and
+// how it exits, and publish does so: REF@DIGEST snapshot ID on stdout
+// (pull_test.go's publish reads it), exit 2 for a bad -to, exit 1 for a
+// registry that does not answer.
+func TestPublishHelpIsTrue(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"help", "publish"}, &out, &errb); code != 0 {
+		t.Fatalf("vulnd help publish: exit %d: %s", code, errb.String())
+	}
+	help := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{"REF@DIGEST snapshot ID", "exits 2", "exits 1"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("vulnd help publish does not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(help, "Prints the artifact's digest on stdout") {
+		t.Errorf("vulnd help publish says it prints the digest alone:\n%s", out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"publish", "-to", "registry.example.com/vulnd/snapshots:x", "snap"}, &out, &errb); code != 2 {
+		t.Errorf("vulnd publish with a -to that is no oci:// reference: exit %d, want 2 (%s)", code, errb.String())
+	}
+}

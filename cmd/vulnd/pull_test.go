@@ -550,3 +550,28 @@ func TestFetchOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishUnreachable: a publish to a registry that does not answer
+// fails with exit 1 and one line that names the registry once.
+func TestPublishUnreachable(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "snap")
+	version(t, snap, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	addr := freePort(t) // nothing listens there
+	var out, errb bytes.Buffer
+	code := run([]string{"publish", "-plain-http", "-to", "oci://" + addr + "/vulnd/snapshots:x", snap}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, errb.String())
+	}
+	line := errb.String()
+	if strings.Count(line, "\n") != 1 || out.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q: want nothing, and one line", out.String(), line)
+	}
+	for _, once := range []string{addr, "publish", snap} {
+		if n := strings.Count(line, once); n != 1 {
+			t.Errorf("%q is %d times in %q, want once", once, n, line)
+		}
+	}
+	if !strings.Contains(line, "connection refused") {
+		t.Errorf("%q does not say why", line)
+	}
+}
