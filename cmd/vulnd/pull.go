@@ -262,6 +262,7 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 		// restart: keep the one on disk, try again at the next poll.
 		return pullFailed, fmt.Errorf("putting it in place of %s: %w", m.Snapshot, err)
 	}
+	ix = m.pulledAs(ix)
 	m.cur.Store(ix)
 	m.logLoaded("snapshot pulled and loaded", ix, man, took)
 	m.warm(ix)

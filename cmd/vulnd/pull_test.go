@@ -31,6 +31,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
+	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
 	"github.com/vulnd/vulnd/loader/oci"
 )
@@ -573,5 +574,39 @@ func TestPublishUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(line, "connection refused") {
 		t.Errorf("%q does not say why", line)
+	}
+}
+
+// TestStatusArtifactOnlyWhenPulled: a snapshot directory copied from a
+// replica, artifact.json and all, is not "pulled" by the server it is
+// copied to: /status's artifact is null and vulnd_snapshot_artifact_info
+// absent under a plain serve, and under a serve -pull of another
+// reference. docs/API.md: "null when the snapshot was built or copied
+// onto the replica's disk".
+func TestStatusArtifactOnlyWhenPulled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "snap")
+	version(t, dir, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	copied := "oci://registry.example.com/vulnd/snapshots:latest"
+	if err := loader.WriteArtifact(dir, index.Artifact{Ref: copied,
+		Digest: "sha256:" + strings.Repeat("d", 64), PulledAt: "2026-11-22 06:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, pull string }{
+		{"plain serve", ""},
+		{"serve -pull of another tag", "oci://" + freePort(t) + "/vulnd/snapshots:latest"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Pull: c.pull, PullEvery: time.Hour, PlainHTTP: true}
+			if err := m.Open(); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if _, art := statusOf(t, m); art != nil {
+				t.Errorf("/status artifact %v, want null", art)
+			}
+			if _, _, metrics := adminDo(t, m, "GET", "/metrics"); strings.Contains(metrics, "vulnd_snapshot_artifact_info{") {
+				t.Errorf("/metrics has vulnd_snapshot_artifact_info for a copied snapshot")
+			}
+		})
 	}
 }

@@ -380,10 +380,24 @@ func (m *Main) reload() (swapped bool, err error) {
 		}
 		return false, err
 	}
+	ix = m.pulledAs(ix)
 	m.cur.Store(ix)
 	m.logLoaded("snapshot loaded", ix, man, took)
 	m.warm(ix)
 	return true, nil
+}
+
+// pulledAs is ix as served: with the artifact its directory's
+// artifact.json names only when this server follows that reference
+// (serve -pull), so wrote the file itself. A snapshot directory copied
+// from a replica, artifact.json and all, was not pulled by this one: no
+// artifact in /status or the metrics.
+func (m *Main) pulledAs(ix *index.Index) *index.Index {
+	a := ix.Meta().Artifact
+	if a == (index.Artifact{}) || m.puller != nil && a.Ref == m.puller.ref.String() {
+		return ix
+	}
+	return ix.WithArtifact(index.Artifact{})
 }
 
 // logLoaded logs the snapshot just swapped in.
