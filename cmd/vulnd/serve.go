@@ -425,8 +425,16 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 			// every SIGHUP ends with RSS settled.
 			m.settleMemory()
 		case syscall.SIGTERM, syscall.SIGINT:
+			start := time.Now()
 			m.drain(sig, sigs)
-			return m.Close()
+			err := m.Close()
+			took := time.Since(start).Round(time.Millisecond)
+			if err != nil {
+				m.Log.Error("drain cut short; exiting", "err", err, "duration", took)
+				return err
+			}
+			m.Log.Info("drained; exiting cleanly", "duration", took)
+			return nil
 		}
 	}
 	return m.Close()
