@@ -93,6 +93,10 @@ func TestMakeRefreshFetch(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
+	// The fetch command it echoes is the one it runs, flags and all.
+	if echo := "vulnd fetch -dir " + feeds + " -base-url " + srv.URL + "/ -cwe-url " + srv.URL + "/cwe.zip -years 2024-2024\n"; !strings.Contains(string(out), echo) {
+		t.Errorf("output lacks the fetch command %q:\n%s", echo, out)
+	}
 	if _, err := loader.Validate(snap); err != nil {
 		t.Errorf("the refreshed snapshot: %v", err)
 	}
