@@ -64,13 +64,13 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	stage("read CWE catalog", fmt.Sprintf("%d entries", len(cwes)))
+	stage("read CWE catalog", plural(len(cwes), "entry", "entries"))
 	cves, feedInfo, err := readFeeds(opt.Feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
 	inputs := append([]FileInfo{cweInfo}, feedInfo...)
-	stage("read feeds", fmt.Sprintf("%d CVEs from %d files", len(cves), len(opt.Feeds)))
+	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(opt.Feeds), "file", "files"))
 	ids := newIDTables()
 	var reports []index.Report
 	var prev *Snapshot
@@ -79,7 +79,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
 		ids, reports = prev.ids, prev.Data.Reports
-		stage("read previous", fmt.Sprintf("%d CVEs, %d reports", len(prev.Data.CVEs), len(reports)))
+		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 	}
 	ids.assign(cves)
 	stage("assign ids", "")
@@ -90,7 +90,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			reports = append(reports, index.Report{ID: reportID(opt.Time, reports), CreatedAt: at, Alerts: alerts})
 		}
 		prev = nil // let the previous records go before writing
-		stage("diff", fmt.Sprintf("%d alerts", len(alerts)))
+		stage("diff", plural(len(alerts), "alert", "alerts"))
 	}
 	reports = keepNewest(reports, opt.KeepReports)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
@@ -189,4 +189,12 @@ func readFeed(path string, emit func(*feedRecord) error) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	return rc.Sum()
+}
+
+// plural is n followed by one or many, as n asks: "1 CVE", "2 CVEs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -93,12 +93,17 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return publishError(ctx, dir, ref, *timeout, err)
 	}
-	sent := fmt.Sprintf("sent all %d files", p.Layers)
-	if p.Pushed < p.Layers {
-		sent = fmt.Sprintf("sent %d of its %d files (the registry had the others)", p.Pushed, p.Layers)
+	var sent string
+	switch {
+	case p.Pushed == 0:
+		sent = fmt.Sprintf("sent none of its %d files (the registry had them all)", p.Layers)
+	case p.Pushed < p.Layers:
+		sent = fmt.Sprintf("sent %d of its %d files (the registry had the others), %s", p.Pushed, p.Layers, byteSize(p.PushedBytes))
+	default:
+		sent = fmt.Sprintf("sent all %d files, %s", p.Layers, byteSize(p.PushedBytes))
 	}
-	fmt.Fprintf(stderr, "vulnd publish: %s: %s, %.1f MB, tagged %s, in %s\n",
-		dir, sent, float64(p.PushedBytes)/1e6, strings.Join(tags, ", "), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "vulnd publish: %s: %s, tagged %s, in %s\n",
+		dir, sent, strings.Join(tags, ", "), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "%s@%s snapshot %s\n", ref, p.Manifest.Digest, p.SnapshotID)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -608,5 +609,29 @@ func TestStatusArtifactOnlyWhenPulled(t *testing.T) {
 				t.Errorf("/metrics has vulnd_snapshot_artifact_info for a copied snapshot")
 			}
 		})
+	}
+}
+
+// TestPublishSaysWhatItSent: publish's stderr line gives what it sent in
+// a unit that reads true (a snapshot of some kB is not "0.0 MB"), and
+// says nothing was sent when the registry had every file.
+func TestPublishSaysWhatItSent(t *testing.T) {
+	reg := startRegistry(t)
+	snap := filepath.Join(t.TempDir(), "snap")
+	version(t, snap, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	n := len(loader.DataFileNames()) + 1
+	for i, want := range []string{
+		// Two of its files may be the same bytes, sent once.
+		`^vulnd publish: ` + regexp.QuoteMeta(snap) + fmt.Sprintf(`: sent (all %d files|%d of its %d files \(the registry had the others\)), \d+\.\d kB, tagged x, latest, in \S+\n$`, n, n-1, n),
+		`^vulnd publish: ` + regexp.QuoteMeta(snap) + fmt.Sprintf(`: sent none of its %d files \(the registry had them all\), tagged y, latest, in \S+\n$`, n),
+	} {
+		var out, errb bytes.Buffer
+		tag := []string{"x", "y"}[i]
+		if code := run([]string{"publish", "-plain-http", "-to", "oci://" + reg.addr + "/vulnd/snapshots:" + tag, snap}, &out, &errb); code != 0 {
+			t.Fatalf("publish %d: exit %d: %s", i+1, code, errb.String())
+		}
+		if !regexp.MustCompile(want).MatchString(errb.String()) {
+			t.Errorf("publish %d said %q, want it to match %s", i+1, errb.String(), want)
+		}
 	}
 }
