@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,5 +64,57 @@ func TestPublishHelpIsTrue(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"publish", "-to", "registry.example.com/vulnd/snapshots:x", "snap"}, &out, &errb); code != 2 {
 		t.Errorf("vulnd publish with a -to that is no oci:// reference: exit %d, want 2 (%s)", code, errb.String())
+	}
+}
+
+// TestAPIDocLinkParameters: docs/API.md lists, in order, the parameters
+// the Link header keeps; a request with every one of /cve's gets links
+// that keep them in that order.
+func TestAPIDocLinkParameters(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/API.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(string(doc)), " ")
+	_, rule, ok := strings.Cut(flat, "The links keep the parameters that select the list, in this order: ")
+	if !ok {
+		t.Fatal("docs/API.md no longer says which parameters the links keep")
+	}
+	rule, _, _ = strings.Cut(rule, "`page` comes last")
+	var documented []string
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(rule, -1) {
+		documented = append(documented, m[1])
+	}
+	m := &Main{Snapshot: "../../snapshots/demo", Addr: "127.0.0.1:0"}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	res, err := http.Get("http://" + m.APIAddr() + "/cve?published_since=2000-01-01T00:00:00Z&kev=FALSE&version=4.0" +
+		"&updated_since=2000-01-01T00:00:00Z&product=log4j&vendor=apache&cwe=CWE-79&cvss=HIGH&format=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	first, _, _ := strings.Cut(res.Header.Get("Link"), ">")
+	_, query, _ := strings.Cut(first, "?")
+	var kept []string
+	for _, kv := range strings.Split(query, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "page" {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) != 8 {
+		t.Fatalf("Link %q keeps %v, want the 8 filters sent", res.Header.Get("Link"), kept)
+	}
+	var want []string // the documented order, of the parameters /cve takes
+	for _, d := range documented {
+		if slices.Contains(kept, d) {
+			want = append(want, d)
+		}
+	}
+	if !slices.Equal(want, kept) {
+		t.Errorf("docs/API.md lists the Link parameters as %v; the links keep %v, in that order", documented, kept)
 	}
 }
