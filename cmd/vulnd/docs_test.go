@@ -118,3 +118,29 @@ func TestAPIDocLinkParameters(t *testing.T) {
 		t.Errorf("docs/API.md lists the Link parameters as %v; the links keep %v, in that order", documented, kept)
 	}
 }
+
+// TestOperationsNamesDockerImage: docs/OPERATIONS.md names the Go image
+// the Dockerfile pins, and no other.
+func TestOperationsNamesDockerImage(t *testing.T) {
+	dockerfile, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^FROM (golang:\S+)`).FindSubmatch(dockerfile)
+	if m == nil {
+		t.Fatal("the Dockerfile has no FROM golang:... line")
+	}
+	doc, err := os.ReadFile("../../docs/OPERATIONS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`(golang:[^`]+)`").FindAllSubmatch(doc, -1)
+	if len(named) == 0 {
+		t.Errorf("docs/OPERATIONS.md does not name the Dockerfile's %s", m[1])
+	}
+	for _, n := range named {
+		if !bytes.Equal(n[1], m[1]) {
+			t.Errorf("docs/OPERATIONS.md names %s; the Dockerfile pins %s", n[1], m[1])
+		}
+	}
+}
