@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
+	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -142,5 +145,95 @@ func TestOperationsNamesDockerImage(t *testing.T) {
 		if !bytes.Equal(n[1], m[1]) {
 			t.Errorf("docs/OPERATIONS.md names %s; the Dockerfile pins %s", n[1], m[1])
 		}
+	}
+}
+
+// TestReadmeExamples runs every curl example of the README against the
+// bundled demo, which the README says they run on: each answers 200 with
+// something in it (a list that is not empty, a batch that found every
+// name).
+func TestReadmeExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Main{Snapshot: "../../snapshots/demo", Addr: "127.0.0.1:0"}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	found := regexp.MustCompile(`(?m)^curl -s '?localhost:8080([^'\s]+)'?`).FindAllSubmatch(doc, -1)
+	if len(found) < 20 {
+		t.Fatalf("found %d curl examples in README.md, want at least 20", len(found))
+	}
+	for _, f := range found {
+		target := string(f[1])
+		res, err := http.Get("http://" + m.APIAddr() + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body bytes.Buffer
+		body.ReadFrom(res.Body)
+		res.Body.Close()
+		got := strings.TrimSpace(body.String())
+		switch {
+		case res.StatusCode != 200:
+			t.Errorf("GET %s: %d %s", target, res.StatusCode, got)
+		case got == "[]" || got == "":
+			t.Errorf("GET %s: an empty answer; pick an example the demo has", target)
+		case strings.HasPrefix(target, "/cve/batch") && !strings.Contains(got, `"missing":[]`):
+			t.Errorf("GET %s: names missing from the demo: %s", target, got)
+		}
+	}
+}
+
+// TestReadmeLayout: the README's layout table names every directory of
+// Go code and every top-level directory, and nothing that is not there.
+func TestReadmeLayout(t *testing.T) {
+	doc, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	listed := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell := strings.Split(line, "|")[1]
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cell, -1) {
+			p := strings.TrimSuffix(m[1], "/")
+			listed[p] = true
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				t.Errorf("README.md's layout names %s, which is not in the tree", p)
+			}
+		}
+	}
+	root := "../.."
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		name := d.Name()
+		if d.IsDir() && rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && rel != "." && !strings.Contains(rel, "/") && !listed[rel] && !slices.ContainsFunc(slices.Collect(maps.Keys(listed)),
+			func(p string) bool { return strings.HasPrefix(p, rel+"/") }) {
+			t.Errorf("README.md's layout does not name the directory %s", rel)
+		}
+		if !d.IsDir() && strings.HasSuffix(name, ".go") && !listed[filepath.Dir(rel)] {
+			listed[filepath.Dir(rel)] = true // once per directory
+			t.Errorf("README.md's layout does not name %s, which holds Go code", filepath.Dir(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
