@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"maps"
 	"net/http"
@@ -235,5 +236,68 @@ func TestReadmeLayout(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// nvdNotice is the notice NVD asks of every product that uses its data,
+// word for word (https://nvd.nist.gov/developers/terms-of-use).
+const nvdNotice = "This product uses data from the NVD API but is not endorsed or certified by the NVD."
+
+// TestLicenceAndDataTerms: the code has a licence (LICENSE, Apache 2.0),
+// and the README, docs/OPERATIONS.md and the OpenAPI document's info
+// carry NVD's notice word for word and name each data source's terms.
+func TestLicenceAndDataTerms(t *testing.T) {
+	licence, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatalf("no LICENSE: %v", err)
+	}
+	if !bytes.Contains(licence, []byte("Apache License\n                           Version 2.0, January 2004")) ||
+		!bytes.Contains(licence, []byte("END OF TERMS AND CONDITIONS")) {
+		t.Errorf("LICENSE is not the Apache License 2.0 in full")
+	}
+	terms := []string{
+		nvdNotice,
+		"https://www.cve.org/Legal/TermsOfUse",
+		"https://cwe.mitre.org/about/termsofuse.html",
+		"Apache License 2.0",
+	}
+	for _, doc := range []string{"README.md", "docs/OPERATIONS.md"} {
+		b, err := os.ReadFile(filepath.Join("../..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat := strings.Join(strings.Fields(string(b)), " ")
+		for _, want := range append(terms, "CC0", "FIRST", "EPSS", "Known Exploited Vulnerabilities") {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%s does not say %q", doc, want)
+			}
+		}
+	}
+	raw, err := os.ReadFile("../../httpapi/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Info struct {
+			Description string `json:"description"`
+			License     *struct {
+				Name       string `json:"name"`
+				Identifier string `json:"identifier"`
+				URL        string `json:"url"`
+			} `json:"license"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	// OpenAPI 3.1's License Object: a name, and an SPDX identifier or
+	// a url, not both.
+	if l := spec.Info.License; l == nil || l.Name == "" || l.Identifier != "Apache-2.0" || l.URL != "" {
+		t.Errorf("openapi.json info.license %+v, want a name and the SPDX identifier Apache-2.0", l)
+	}
+	for _, want := range terms[:3] {
+		if !strings.Contains(spec.Info.Description, want) {
+			t.Errorf("openapi.json info.description does not say %q", want)
+		}
 	}
 }
