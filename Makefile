@@ -90,9 +90,16 @@ demo: build
 	$(BIN) build -cwe $(DEMOTMP)/next/cwec_synth.xml -o $(DEMO) -previous $(DEMOTMP)/s1 -time 2026-11-23T06:00:00Z $(DEMOTMP)/next/nvdcve-2.0-*.json.gz
 	rm -rf $(DEMOTMP)
 
-# Builds a snapshot of the real sample in ../shared/data into /tmp/vulnd-sample.
+# Builds a snapshot of the real sample in ../shared/data into SAMPLE_DIR,
+# by default a new directory under $TMPDIR (or /tmp) each run, and says
+# where.
+SAMPLE_DIR ?=
 sample: build
-	$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o /tmp/vulnd-sample $(SHARED)/nvd/nvdcve-2.0-sample.json.gz
+	@dir="$(SAMPLE_DIR)"; \
+	  if [ -z "$$dir" ]; then dir=$$(mktemp -d "$${TMPDIR:-/tmp}/vulnd-sample.XXXXXX") || exit 1; fi; \
+	  echo "$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o $$dir $(SHARED)/nvd/nvdcve-2.0-sample.json.gz"; \
+	  $(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o "$$dir" $(SHARED)/nvd/nvdcve-2.0-sample.json.gz || exit 1; \
+	  echo "the sample snapshot is in $$dir"; echo "serve it with: $(BIN) serve -snapshot $$dir"
 
 # The daily refresh: builds $(SNAP).next from the NVD feeds in $(FEEDS),
 # found by content (`vulnd feeds $(FEEDS)` lists them: any name, plain,
@@ -114,8 +121,8 @@ sample: build
 FETCH_URL ?= https://nvd.nist.gov/feeds/json/cve/2.0/
 refresh: build
 	@if [ -n "$(FETCH)" ]; then \
-	  echo "$(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL)"; \
 	  test -n "$(FEEDS)" || { echo "usage: make refresh FETCH=1 FEEDS=DIR SNAP=DIR [CWE=FILE] [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }; \
+	  echo "$(strip $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS))"; \
 	  $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS) || exit 1; \
 	fi
 	@$(MAKE) --no-print-directory refresh-build FEEDS="$(FEEDS)" SNAP="$(SNAP)" PIDFILE="$(PIDFILE)" UNIT="$(UNIT)" \

@@ -70,3 +70,13 @@ func formatTimeKey(k uint64) string {
 
 // NoCVEs is an empty CVE list, for a filter that names nothing.
 func (ix *Index) NoCVEs() CVEList { return ix.cveList([]int32{}, false) }
+
+// WithArtifact returns an Index of the same snapshot whose Meta.Artifact
+// is a: the data, ETag and everything else are shared, ix is unchanged.
+// vulnd serve uses it to show an artifact only on a replica that pulled
+// it. Safe for concurrent use.
+func (ix *Index) WithArtifact(a Artifact) *Index {
+	c := *ix
+	c.meta.Artifact = a
+	return &c
+}

@@ -78,13 +78,13 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	stage("read CWE catalog", fmt.Sprintf("%d entries", len(cwes)))
+	stage("read CWE catalog", plural(len(cwes), "entry", "entries"))
 	cves, feedInfo, err := readFeeds(opt.Feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
 	inputs := append([]FileInfo{cweInfo}, feedInfo...)
-	stage("read feeds", fmt.Sprintf("%d CVEs from %d files", len(cves), len(opt.Feeds)))
+	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(opt.Feeds), "file", "files"))
 	ids := newIDTables()
 	var reports []index.Report
 	var prev *Snapshot
@@ -93,7 +93,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
 		ids, reports = prev.ids, prev.Data.Reports
-		stage("read previous", fmt.Sprintf("%d CVEs, %d reports", len(prev.Data.CVEs), len(reports)))
+		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), StampsOf(cves), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
@@ -113,7 +113,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			reports = append(reports, index.Report{ID: fresh, CreatedAt: at, Alerts: alerts})
 		}
 		prev = nil // let the previous records go before writing
-		stage("diff", fmt.Sprintf("%d alerts", len(alerts)))
+		stage("diff", plural(len(alerts), "alert", "alerts"))
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
@@ -124,7 +124,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	stage("write snapshot", "")
 	if replacedReports > 0 && opt.Warn != nil {
 		opt.Warn(fmt.Sprintf("replaced the snapshot in %s and its %s without -previous: the new snapshot starts its report history over (to keep it, build with -previous %s -o %s.next and move that into place)",
-			opt.Out, plural(replacedReports, "report"), opt.Out, filepath.Clean(opt.Out)))
+			opt.Out, plural(replacedReports, "report", "reports"), opt.Out, filepath.Clean(opt.Out)))
 	}
 	return m, nil
 }
@@ -135,14 +135,6 @@ func keep(n int) int {
 		return DefaultKeepReports
 	}
 	return n
-}
-
-// plural is "1 report" or "n reports".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // reportID derives a URL-safe id from the build time
@@ -237,4 +229,12 @@ func readFeed(path string, emit func(*feedRecord) error) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	return rc.Sum()
+}
+
+// plural is n followed by one or many, as n asks: "1 CVE", "2 CVEs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -93,6 +93,10 @@ func TestMakeRefreshFetch(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
+	// The fetch command it echoes is the one it runs, flags and all.
+	if echo := "vulnd fetch -dir " + feeds + " -base-url " + srv.URL + "/ -cwe-url " + srv.URL + "/cwe.zip -years 2024-2024\n"; !strings.Contains(string(out), echo) {
+		t.Errorf("output lacks the fetch command %q:\n%s", echo, out)
+	}
 	if _, err := loader.Validate(snap); err != nil {
 		t.Errorf("the refreshed snapshot: %v", err)
 	}
@@ -259,7 +263,7 @@ func TestBinaryFetchBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fetch: %v\n%s", err, out)
 	}
-	for _, w := range []string{"vulnd fetch: fetched nvdcve-2.0-2024.json.gz: 0.1 MB in ", "vulnd fetch: fetched cwec_latest.xml.zip: 1.7 MB in ", dir + ": 4 fetched, 0 unchanged\n"} {
+	for _, w := range []string{"vulnd fetch: fetched nvdcve-2.0-2024.json.gz: 128.3 kB in ", "vulnd fetch: fetched cwec_latest.xml.zip: 1.7 MB in ", dir + ": 4 fetched, 0 unchanged\n"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("fetch output lacks %q:\n%s", w, out)
 		}
@@ -320,7 +324,7 @@ func TestBinaryFetchInterrupted(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("exit %v, want status 1", err)
 	}
-	want := "vulnd fetch: fetched nvdcve-2.0-2024.json.gz: 0.1 MB in "
+	want := "vulnd fetch: fetched nvdcve-2.0-2024.json.gz: 128.3 kB in "
 	lines := strings.Split(strings.TrimSuffix(errs.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], want) ||
 		lines[1] != "vulnd fetch: "+srv.URL+"/nvdcve-2.0-modified.json.gz: interrupted: context canceled" {

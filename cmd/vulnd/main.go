@@ -364,16 +364,18 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	m, err := loader.Build(loader.BuildOptions{
 		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t, Force: *force,
 		Stage: func(name string, took time.Duration, detail string) {
-			fmt.Fprintf(stderr, "vulnd build: %s: %s %s\n", name, took.Round(time.Millisecond), detail)
+			if detail != "" {
+				detail = " " + detail
+			}
+			fmt.Fprintf(stderr, "vulnd build: %s: %s%s\n", name, took.Round(time.Millisecond), detail)
 		},
 		Warn: func(line string) { fmt.Fprintf(stderr, "vulnd build: warning: %s\n", line) },
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d CVEs, %d CWEs, %d vendors, %d products, %d reports, %d alerts in %s\n",
-		*out, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports, m.Counts.Alerts,
-		time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %s: %s, %s in %s\n", *out, countsLine(m.Counts),
+		plural(m.Counts.Alerts, "alert", "alerts"), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -389,8 +391,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: ok: format %d, built %s, %d CVEs, %d CWEs, %d vendors, %d products, %d reports\n",
-		fs.Arg(0), m.Version, m.BuiltAt, m.Counts.CVEs, m.Counts.CWEs, m.Counts.Vendors, m.Counts.Products, m.Counts.Reports)
+	fmt.Fprintf(stdout, "%s: ok: format %d, built %s, %s\n", fs.Arg(0), m.Version, m.BuiltAt, countsLine(m.Counts))
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"regexp"
@@ -31,9 +33,12 @@ the registry already holds are not sent again; the same snapshot always
 makes the same artifact. Replicas follow a tag with vulnd serve -pull.
 Credentials: VULND_REGISTRY_USERNAME and VULND_REGISTRY_PASSWORD, else
 the Docker configuration (DOCKER_CONFIG or ~/.docker/config.json) that
-docker login or oras login wrote. Prints the artifact's digest on stdout;
-on failure (or SIGINT/SIGTERM), exit 1 with one line, and no tag has
-moved.
+docker login or oras login wrote. Prints REF@DIGEST snapshot ID on
+stdout (the reference pushed, the artifact's manifest digest, the
+snapshot's id) and what it sent on stderr. A bad command line (a -to
+that is no oci:// reference with a tag, say) exits 2; a failure (a
+snapshot that does not validate, a registry that does not answer,
+SIGINT/SIGTERM, -timeout) exits 1 with one line, and no tag has moved.
 
 The refresh guard, as in vulnd build -previous: when TAG or an -also-tag
 already names another snapshot, its CVEs are downloaded (manifest.json
@@ -99,22 +104,66 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	if !*force {
 		if err := guardTags(ctx, repo, ref, tags, dir, stderr); err != nil {
-			return err
+			if _, refused := errors.AsType[*loader.RefreshError](err); refused {
+				return err
+			}
+			return publishError(ctx, dir, ref, *timeout, err)
 		}
 	}
 	p, err := oci.Publish(ctx, repo, dir, tags)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ref, err)
+		return publishError(ctx, dir, ref, *timeout, err)
 	}
-	sent := fmt.Sprintf("sent all %d files", p.Layers)
-	if p.Pushed < p.Layers {
-		sent = fmt.Sprintf("sent %d of its %d files (the registry had the others)", p.Pushed, p.Layers)
+	var sent string
+	switch {
+	case p.Pushed == 0:
+		sent = fmt.Sprintf("sent none of its %d files (the registry had them all)", p.Layers)
+	case p.Pushed < p.Layers:
+		sent = fmt.Sprintf("sent %d of its %d files (the registry had the others), %s", p.Pushed, p.Layers, byteSize(p.PushedBytes))
+	default:
+		sent = fmt.Sprintf("sent all %d files, %s", p.Layers, byteSize(p.PushedBytes))
 	}
-	fmt.Fprintf(stderr, "vulnd publish: %s: %s, %.1f MB, tagged %s, in %s\n",
-		dir, sent, float64(p.PushedBytes)/1e6, strings.Join(tags, ", "), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "vulnd publish: %s: %s, tagged %s, in %s\n",
+		dir, sent, strings.Join(tags, ", "), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "%s@%s snapshot %s\n", ref, p.Manifest.Digest, p.SnapshotID)
 	return nil
 }
+
+// publishError is a failed publish's one line: the snapshot and where it
+// went, then the cause, each said once. oras-go and net/http wrap a
+// registry that does not answer in the URL and the address again
+// (Head "http://HOST/v2/...": dial tcp HOST: connect: connection
+// refused): the reference says where, so only the cause is kept.
+func publishError(ctx context.Context, dir string, ref oci.Ref, timeout time.Duration, err error) error {
+	var uerr *url.Error
+	var op *net.OpError
+	var why string
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		why = fmt.Sprintf("gave up after -timeout %s; no tag has moved", timeout)
+	case ctx.Err() != nil:
+		why = "stopped by a signal; no tag has moved"
+	case errors.As(err, &op) && op.Err != nil:
+		why = "the registry did not answer: " + op.Err.Error() + "; no tag has moved"
+	case errors.As(err, &uerr):
+		why = "the registry did not answer: " + uerr.Err.Error() + "; no tag has moved"
+	default:
+		// oci.Publish starts its errors "publish DIR: ", which this line
+		// says already.
+		why = strings.TrimPrefix(err.Error(), "publish "+dir+": ")
+	}
+	return wrapped{fmt.Sprintf("%s to %s: %s", dir, ref, why), err}
+}
+
+// wrapped is an error with a message of its own, over the error it
+// replaces (for errors.Is and errors.As).
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w wrapped) Error() string { return w.msg }
+func (w wrapped) Unwrap() error { return w.err }
 
 // userAgent is what vulnd tells the registries it talks to.
 func userAgent() string {

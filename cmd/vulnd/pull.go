@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/opencontainers/go-digest"
 	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
@@ -21,8 +27,8 @@ import (
 const (
 	pullUpdated     = "updated"     // a new snapshot was downloaded, loaded and is served
 	pullUnchanged   = "unchanged"   // the tag names what is served
-	pullUnreachable = "unreachable" // the registry did not answer, or not as a registry does
-	pullInvalid     = "invalid"     // the artifact is not a good snapshot: wrong shape, digests, or it does not load
+	pullUnreachable = "unreachable" // the registry did not answer, or failed for now (a 5xx): tried again
+	pullInvalid     = "invalid"     // the artifact is not a good snapshot: wrong shape, a layer missing or not its size or digest, or it does not load
 	pullFailed      = "failed"      // a local problem: the disk, or the directory could not be replaced
 )
 
@@ -135,11 +141,11 @@ func (p *puller) check(ctx context.Context) (string, error) {
 	}
 	a, err := oci.Fetch(ctx, p.repo, desc)
 	if err != nil {
-		if errors.Is(err, oci.ErrNotSnapshot) {
+		outcome := fetchOutcome(err)
+		if outcome == pullInvalid {
 			p.bad = desc.Digest
-			return pullInvalid, fmt.Errorf("%s@%s: %w", p.ref, desc.Digest, err)
 		}
-		return pullUnreachable, fmt.Errorf("%s@%s: %w", p.ref, desc.Digest, err)
+		return outcome, fmt.Errorf("%s@%s: %w", p.ref, desc.Digest, err)
 	}
 	if cur := p.m.cur.Load(); cur != nil && a.SnapshotID == cur.Meta().ID {
 		// Published again (another tag, a moving tag): nothing to fetch.
@@ -175,13 +181,7 @@ func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome st
 			return pullFailed, err
 		}
 		if err := a.Download(ctx, p.repo, tmp); err != nil {
-			switch {
-			case errors.Is(err, oci.ErrNotSnapshot):
-				return pullInvalid, err
-			case isLocal(err):
-				return pullFailed, err
-			}
-			return pullUnreachable, err
+			return fetchOutcome(err), err
 		}
 		art := index.Artifact{Ref: p.ref.String(), Digest: a.Descriptor.Digest.String(),
 			PulledAt: time.Now().UTC().Format(index.TimeLayout)}
@@ -195,6 +195,43 @@ func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome st
 		return "", outcome, err
 	}
 	return tmp, "", nil
+}
+
+// fetchOutcome says whose fault a failed read of what the tag names (its
+// manifest, or a layer the manifest lists) was:
+//   - pullFailed: this machine's files (the disk).
+//   - pullUnreachable: the registry did not answer, or not for now: no
+//     connection, a connection cut mid-way (io.ErrUnexpectedEOF), a
+//     timeout, or an error status other than 404 (5xx and 429, after
+//     oras-go's retries; 401 and 403, which credentials may mend). The
+//     next poll tries again.
+//   - pullInvalid: the registry answered, and what it holds is not the
+//     artifact the manifest describes: 404 for a layer it lists, bytes
+//     that do not match the layer's digest or size, or a 200 whose
+//     Content-Length or Docker-Content-Digest is not the layer's (oras-go
+//     refuses these before reading, with errors of no type of their own:
+//     whatever is not one of the above is such an answer). Asking again
+//     gets the same answer, so the digest is not fetched again while the
+//     tag names it.
+func fetchOutcome(err error) string {
+	var resp *errcode.ErrorResponse
+	var uerr *url.Error
+	var nerr net.Error
+	switch {
+	case errors.Is(err, oci.ErrNotSnapshot), errors.Is(err, errdef.ErrNotFound):
+		return pullInvalid
+	case errors.As(err, &resp):
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone {
+			return pullInvalid
+		}
+		return pullUnreachable
+	case isLocal(err):
+		return pullFailed
+	case errors.As(err, &uerr), errors.As(err, &nerr), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return pullUnreachable
+	}
+	return pullInvalid
 }
 
 // isLocal tells whether err came from this machine's files rather than
@@ -225,6 +262,7 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 		// restart: keep the one on disk, try again at the next poll.
 		return pullFailed, fmt.Errorf("putting it in place of %s: %w", m.Snapshot, err)
 	}
+	ix = m.pulledAs(ix)
 	m.cur.Store(ix)
 	m.logLoaded("snapshot pulled and loaded", ix, man, took)
 	m.warm(ix)

@@ -381,10 +381,24 @@ func (m *Main) reload() (swapped bool, err error) {
 		}
 		return false, err
 	}
+	ix = m.pulledAs(ix)
 	m.cur.Store(ix)
 	m.logLoaded("snapshot loaded", ix, man, took)
 	m.warm(ix)
 	return true, nil
+}
+
+// pulledAs is ix as served: with the artifact its directory's
+// artifact.json names only when this server follows that reference
+// (serve -pull), so wrote the file itself. A snapshot directory copied
+// from a replica, artifact.json and all, was not pulled by this one: no
+// artifact in /status or the metrics.
+func (m *Main) pulledAs(ix *index.Index) *index.Index {
+	a := ix.Meta().Artifact
+	if a == (index.Artifact{}) || m.puller != nil && a.Ref == m.puller.ref.String() {
+		return ix
+	}
+	return ix.WithArtifact(index.Artifact{})
 }
 
 // logLoaded logs the snapshot just swapped in.
@@ -412,8 +426,16 @@ func (m *Main) Run(sigs <-chan os.Signal) error {
 			// every SIGHUP ends with RSS settled.
 			m.settleMemory()
 		case syscall.SIGTERM, syscall.SIGINT:
+			start := time.Now()
 			m.drain(sig, sigs)
-			return m.Close()
+			err := m.Close()
+			took := time.Since(start).Round(time.Millisecond)
+			if err != nil {
+				m.Log.Error("drain cut short; exiting", "err", err, "duration", took)
+				return err
+			}
+			m.Log.Info("drained; exiting cleanly", "duration", took)
+			return nil
 		}
 	}
 	return m.Close()

@@ -320,6 +320,17 @@ func TestBinarySignals(t *testing.T) {
 	if loads != 2 {
 		t.Errorf("%d load lines, want 2:\n%s", loads, logs.String())
 	}
+	// The log ends by saying the drain is over and the exit clean, and
+	// how long it took from the signal (at least -drain-wait).
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	var last struct {
+		Msg      string `json:"msg"`
+		Duration int64  `json:"duration"`
+	}
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if last.Msg != "drained; exiting cleanly" || time.Duration(last.Duration) < 2*time.Second {
+		t.Errorf("last log line %s, want \"drained; exiting cleanly\" with its duration", lines[len(lines)-1])
+	}
 }
 
 func waitFor(t *testing.T, logs *syncBuffer, s string) {

@@ -297,7 +297,7 @@ func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 	if err := durable.WriteFile(metaFile, raw); err != nil {
 		return false, err
 	}
-	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %s in %s", name, megabytes(n), took(time.Since(start))))
+	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %s in %s", name, size(n), took(time.Since(start))))
 	return true, nil
 }
 
@@ -380,7 +380,7 @@ func (f *fetcher) cwe(ctx context.Context, st *state) (bool, error) {
 		return false, err
 	}
 	st.CWEETag, st.CWELastModified = h.Get("ETag"), h.Get("Last-Modified")
-	f.opt.Log(fmt.Sprintf("fetched %s: %s in %s", CWEName, megabytes(n), took(time.Since(start))))
+	f.opt.Log(fmt.Sprintf("fetched %s: %s in %s", CWEName, size(n), took(time.Since(start))))
 	return true, nil
 }
 
@@ -504,8 +504,24 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// megabytes formats n bytes as "12.3 MB".
-func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+// size formats n bytes in the unit that keeps it between 1 and 1000
+// (decimal): "182 bytes", "41.0 kB", "12.3 MB", "1.2 GB".
+func size(n int64) string {
+	switch {
+	case n == 1:
+		return "1 byte"
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, unit := float64(n)/1000, "kB"
+	for _, bigger := range []string{"MB", "GB"} {
+		if v < 999.95 { // prints below 1000.0
+			break
+		}
+		v, unit = v/1000, bigger
+	}
+	return fmt.Sprintf("%.1f %s", v, unit)
+}
 
 // took formats a duration for a log line: "4.1s", "230ms".
 func took(d time.Duration) string {
