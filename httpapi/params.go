@@ -16,23 +16,6 @@ import (
 	"github.com/vulnd/vulnd/index"
 )
 
-// validEscapes reports whether every % in s starts a two-hex-digit escape.
-func validEscapes[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' {
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 2
-		}
-	}
-	return true
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
 // param is a query parameter the API reads.
 type param uint8
 

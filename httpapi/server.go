@@ -216,7 +216,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(r.URL.RawQuery) > maxQuery || path == wire.QueryTooLongTarget:
 		s.refuse(w, r, errQueryTooLong)
 		return
-	case path == wire.BadEscapeTarget || !validEscapes(path):
+	case path == wire.BadEscapeTarget || !wire.ValidEscapes(path):
 		s.refuse(w, r, errBadEscape)
 		return
 	case path == wire.BadQueryTarget:

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader/fetch"
 )
 
 // plural is n followed by one or many, as n asks: "1 report",
@@ -16,22 +16,8 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// byteSize is n bytes as a person reads it, in the unit that keeps it
-// between 1 and 1000 (decimal, as MB everywhere here): "512 bytes",
-// "41.0 kB", "12.3 MB", "4.5 GB".
-func byteSize(n int64) string {
-	if n < 1000 {
-		return plural(int(n), "byte", "bytes")
-	}
-	v, unit := float64(n)/1000, "kB"
-	for _, bigger := range []string{"MB", "GB"} {
-		if v < 999.95 { // prints below 1000.0
-			break
-		}
-		v, unit = v/1000, bigger
-	}
-	return fmt.Sprintf("%.1f %s", v, unit)
-}
+// byteSize is n bytes as a person reads it: fetch.ByteSize.
+func byteSize(n int64) string { return fetch.ByteSize(n) }
 
 // countsLine is a snapshot's counts as build and validate print them:
 // "186 CVEs, 1427 CWEs, 92 vendors, 395 products, 1 report".

@@ -440,7 +440,7 @@ func (r *lineRewriter) requestLine(full []byte) []byte {
 // target net/http accepts.
 func targetMarker(target []byte) string {
 	path, query := splitTarget(target)
-	pathOK := validEscapes(path) && plainBytes(path)
+	pathOK := ValidEscapes(path) && plainBytes(path)
 	if pathOK && plainBytes(query) {
 		return ""
 	}
@@ -474,9 +474,10 @@ func splitTarget(target []byte) (path, query []byte) {
 	return target, nil
 }
 
-// validEscapes reports whether every % in s starts a two-hex-digit escape,
-// as the handler requires of a path.
-func validEscapes(s []byte) bool {
+// ValidEscapes reports whether every % in s starts a two-hex-digit escape:
+// the rule the listener marks a request line by and httpapi checks a
+// path and a query by.
+func ValidEscapes[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' {
 			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {

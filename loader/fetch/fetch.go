@@ -297,7 +297,7 @@ func (f *fetcher) feed(ctx context.Context, name string) (bool, error) {
 	if err := durable.WriteFile(metaFile, raw); err != nil {
 		return false, err
 	}
-	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %s in %s", name, size(n), took(time.Since(start))))
+	f.opt.Log(fmt.Sprintf("fetched %s.json.gz: %s in %s", name, ByteSize(n), took(time.Since(start))))
 	return true, nil
 }
 
@@ -380,7 +380,7 @@ func (f *fetcher) cwe(ctx context.Context, st *state) (bool, error) {
 		return false, err
 	}
 	st.CWEETag, st.CWELastModified = h.Get("ETag"), h.Get("Last-Modified")
-	f.opt.Log(fmt.Sprintf("fetched %s: %s in %s", CWEName, size(n), took(time.Since(start))))
+	f.opt.Log(fmt.Sprintf("fetched %s: %s in %s", CWEName, ByteSize(n), took(time.Since(start))))
 	return true, nil
 }
 
@@ -504,9 +504,10 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// size formats n bytes in the unit that keeps it between 1 and 1000
-// (decimal): "182 bytes", "41.0 kB", "12.3 MB", "1.2 GB".
-func size(n int64) string {
+// ByteSize formats n bytes as a person reads it, in the unit that keeps
+// it between 1 and 1000 (decimal): "182 bytes", "41.0 kB", "12.3 MB",
+// "1.2 GB". The commands' other lines use it too.
+func ByteSize(n int64) string {
 	switch {
 	case n == 1:
 		return "1 byte"
