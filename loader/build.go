@@ -97,6 +97,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
 	var recordInfo []FileInfo
+	var recordStamps []Stamp // by name, for the refresh guard
 	if len(records) > 0 {
 		recs, infos, err := ReadCVE5Files(records)
 		if err != nil {
@@ -105,6 +106,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 		var only int
 		cves, only = mergeCVE5(cves, recs)
 		recordInfo = infos
+		if opt.Previous != "" {
+			recordStamps = make([]Stamp, len(recs))
+			for i, r := range recs {
+				recordStamps[i] = Stamp{Name: r.ID, UpdatedAt: r.Updated}
+			}
+		}
 		stage("read CVE JSON 5 records", plural(len(recs), "CVE", "CVEs")+" from "+plural(len(records), "file", "files")+fmt.Sprintf(", %d of them not in the feeds", only))
 	}
 	inputs := append([]FileInfo{cweInfo}, inputsInOrder(opt.Feeds, feeds, feedInfo, records, recordInfo)...)
@@ -118,7 +125,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		ids, reports = prev.ids, prev.Data.Reports
 		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 		if !opt.Force {
-			if err := CheckRefresh(StampsOf(prev.Data.CVEs), StampsOf(cves), "-previous "+opt.Previous); err != nil {
+			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
 			}
 		}
@@ -150,6 +157,27 @@ func Build(opt BuildOptions) (Manifest, error) {
 			opt.Out, plural(replacedReports, "report", "reports"), opt.Out, filepath.Clean(opt.Out)))
 	}
 	return m, nil
+}
+
+// refreshStamps are the stamps CheckRefresh compares with the previous
+// snapshot's: a CVE's updated_at, or its record's dateUpdated when that
+// is later (records, by name, as cves). A CVE served from its record
+// until now has its dateUpdated as updated_at; NVD's record, when it
+// arrives, may be older than that (the CVE Program's container updated
+// every record on 2024-08-01, after NVD had received many), which is NVD
+// taking over, not a feed going back in time. An older record still is.
+func refreshStamps(cves []index.CVE, records []Stamp) []Stamp {
+	out := StampsOf(cves)
+	j := 0
+	for i := range out {
+		for j < len(records) && records[j].Name < out[i].Name {
+			j++
+		}
+		if j < len(records) && records[j].Name == out[i].Name && records[j].UpdatedAt > out[i].UpdatedAt {
+			out[i].UpdatedAt = records[j].UpdatedAt
+		}
+	}
+	return out
 }
 
 // ClassifyInputs tells a build's CVE inputs apart by their content: the

@@ -236,3 +236,46 @@ func TestBuildFromCVE5Alone(t *testing.T) {
 	sameJSON(t, "CVE-2024-0002", `{"name":"CVE-2024-0002","summary":"a","created_at":"2024-01-01 00:00:00Z","updated_at":"2024-02-01 00:00:00Z","cpes":[],"cwes":[],
 		"cvss":{"access_complexity":null,"access_vector":null,"authentication":null,"availability_impact":null,"confidentiality_impact":null,"integrity_impact":null,"source":null,"score":0},"references":[]}`, b)
 }
+
+// TestRefreshWhenNVDTakesOver: a CVE served from its record (updated_at
+// its dateUpdated) whose NVD record arrives in the next build, with a
+// lastModified older than that dateUpdated, is not "going back in time":
+// the CVE Program's container updated every record on 2024-08-01, after
+// NVD had received CVE-2024-6424 (lastModified 2024-07-01 16:37:39 in
+// changes/after.json.gz) and CVE-2024-6728 (2024-07-14 01:15:01). The
+// refresh with the same records and NVD's newer feed goes through, and
+// NVD takes over their bodies.
+func TestRefreshWhenNVDTakesOver(t *testing.T) {
+	dir := t.TempDir()
+	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	nvd := sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz")
+	after := sharedPath(t, "nvd/changes/after.json.gz")
+	records := []string{sharedPath(t, "cve5/cvelistV5-sample.json.gz"), sharedPath(t, "cve5/vulnrichment-sample.json.gz")}
+	first := filepath.Join(dir, "first")
+	if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: append([]string{nvd}, records...), Out: first, Time: buildTime}); err != nil {
+		t.Fatal(err)
+	}
+	next := filepath.Join(dir, "next")
+	if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: append([]string{nvd, after}, records...), Out: next, Previous: first, Time: buildTime.Add(24 * time.Hour)}); err != nil {
+		t.Fatalf("refresh refused: %v", err)
+	}
+	ix, _, err := Load(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, updated := range map[string]string{"CVE-2024-6424": "2024-07-01 16:37:39Z", "CVE-2024-6728": "2024-07-14 01:15:01Z"} {
+		b, err := ix.CVE(name)
+		if err != nil || !strings.Contains(string(b), `"updated_at":"`+updated+`"`) {
+			t.Errorf("%s: %v %s, want NVD's updated_at %s", name, err, b, updated)
+		}
+	}
+	// An older record is still going back in time.
+	old := mustWrite(t, filepath.Join(dir, "old.json"), cve5JSON("CVE-2024-6728", "2024-07-14T00:31:04.366Z", "older"))
+	err = func() error {
+		_, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{nvd, records[0], old}, Out: filepath.Join(dir, "older"), Previous: first, Time: buildTime.Add(24 * time.Hour)})
+		return err
+	}()
+	if want := "loader: refusing a refresh that goes back in time: CVE-2024-6728 was last modified 2024-08-01 21:41:04Z"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("an older record: %v, want %q...", err, want)
+	}
+}

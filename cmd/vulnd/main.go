@@ -205,7 +205,9 @@ over, and says so on stderr.
 The refresh guard: with -previous, a build is refused (exit 1, one line
 saying what tripped) when it has more than 5 % fewer CVEs than PREV_DIR
 (an empty, cut-short or partial feed), or when any CVE's lastModified is
-older than in PREV_DIR (an older feed: NVD never goes back in time).
+older than in PREV_DIR (an older feed: NVD never goes back in time; a
+CVE with a CVE JSON 5 record counts its record's dateUpdated when that is
+later, so NVD's record taking over from it is no step back).
 -force lets such a build through.
 
 Flags go before the feed files. Prints the counts on stdout and each
