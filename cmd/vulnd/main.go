@@ -214,7 +214,7 @@ Flags go before the feed files. Prints the counts on stdout and each
 stage's time on stderr; on failure, one line naming the file and the
 problem.`,
 		args: [][2]string{
-			{"FEED...", "NVD CVE API 2.0 feed files, one or more: plain JSON, gzip, zstd, or a\nzip holding one JSON; the format is found from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order).\nAmong them, CVE JSON 5 record files, found by content too: a record, a\nJSON array of records, either compressed, or a zip of record files at\nany depth (cvelistV5's bundle). Two records of a CVE: the latest\ndateUpdated wins, on a tie the file given later. A CVE NVD has keeps\nNVD's fields and gains its record's affected entries and SSVC (in\n/cve/{name}/details); a CVE only a record has is served from it. A pipe\nis read as an NVD feed."},
+			{"FEED...", "NVD CVE API 2.0 feed files and CVE JSON 5 record files, one or more.\nFeeds: plain JSON, gzip, zstd, or a zip holding one JSON; the format is\nfound from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order).\nAmong them, CVE JSON 5 record files, found by content too: a record, a\nJSON array of records, either compressed, or a zip of record files at\nany depth (cvelistV5's bundle). Two records of a CVE: the latest\ndateUpdated wins, on a tie the file given later. A CVE NVD has keeps\nNVD's fields and gains its record's affected entries and SSVC (in\n/cve/{name}/details); a CVE only a record has is served from it. A pipe\nis read as an NVD feed."},
 		},
 	},
 	"serve": {
