@@ -1260,11 +1260,17 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	// change-tracking fixture at every report, alert and event list.
 	six := sampleIndex(t)
 	sample := liveServer(t, New(func() *index.Index { return six }, Options{}))
+	c5 := sampleCVE5Index(t)
+	withCVE5 := liveServer(t, New(func() *index.Index { return c5 }, Options{}))
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 	for _, f := range files {
 		g, _ := readJSON(t, f, "").(map[string]any)
 		status, _ := g["status"].(json.Number).Int64()
-		both(sample, g["path"].(string), nil, int(status))
+		srv := sample
+		if g["fixture"] == "sample+cve5" {
+			srv = withCVE5
+		}
+		both(srv, g["path"].(string), nil, int(status))
 	}
 	for _, target := range []string{"/status", "/cve?format=ndjson", "/vendors?q=micro", "/vendors/cisco/products?q=unified",
 		"/vendors/clashforwindows/products/clash/cve?version=0.20.1", "/cve/batch?names=CVE-2024-5732,CVE-2023-47488,CVE-1999-9999"} {
@@ -1272,6 +1278,11 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		both(sample, target, gzip, 200)
 	}
 	post(sample, "/cve/batch", batchNames("CVE-2024-5732", "Cve-2023-47488", "CVE-1999-9999"), zstd, 200)
+	// Built with the CVE JSON 5 records too: details with affected
+	// entries and SSVC, and a CVE only a record gives.
+	for _, target := range []string{"/cve/CVE-2023-5631/details", "/cve/CVE-2024-6728", "/cve/CVE-2024-6728/details", "/cve?kev=false&cvss=critical"} {
+		both(withCVE5, target, nil, 200)
+	}
 	changes := changesIndex(t)
 	ch := liveServer(t, New(func() *index.Index { return changes }, Options{}))
 	const report = "/reports/20261122T060000Z"

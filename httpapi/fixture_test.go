@@ -59,10 +59,52 @@ func sampleIndex(t testing.TB) *index.Index {
 	return sampleIx
 }
 
+var (
+	cve5Once sync.Once
+	cve5Ix   *index.Index
+	cve5Err  error
+	cve5Dir  string
+)
+
+// sampleCVE5Index is sampleIndex's snapshot built with the real CVE JSON
+// 5 records of ../shared/data/cve5 among the inputs too, once per test
+// binary.
+func sampleCVE5Index(t testing.TB) *index.Index {
+	t.Helper()
+	inputs := []string{
+		sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"),
+		sharedData(t, "cve5/cvelistV5-sample.json.gz"),
+		sharedData(t, "cve5/vulnrichment-sample.json.gz"),
+	}
+	cwe := sharedData(t, "cwe/cwec_v4.15.xml.zip")
+	cve5Once.Do(func() {
+		dir, err := os.MkdirTemp("", "vulnd-httpapi-cve5-")
+		if err != nil {
+			cve5Err = err
+			return
+		}
+		cve5Dir = filepath.Join(dir, "snap")
+		if _, err := loader.Build(loader.BuildOptions{
+			CWECatalog: cwe, Feeds: inputs, Out: cve5Dir,
+			Time: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
+		}); err != nil {
+			cve5Err = err
+			return
+		}
+		cve5Ix, _, cve5Err = loader.Load(cve5Dir)
+	})
+	if cve5Err != nil {
+		t.Fatalf("build sample snapshot with CVE JSON 5 records: %v", cve5Err)
+	}
+	return cve5Ix
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sampleDir != "" {
-		os.RemoveAll(filepath.Dir(sampleDir))
+	for _, dir := range []string{sampleDir, cve5Dir} {
+		if dir != "" {
+			os.RemoveAll(filepath.Dir(dir))
+		}
 	}
 	os.Exit(code)
 }

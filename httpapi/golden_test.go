@@ -3,6 +3,7 @@ package httpapi
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,15 +27,18 @@ func readAll(t testing.TB, res *http.Response) []byte {
 // by hand from the raw records (see testdata/golden/NOTES.md), never saved
 // from our output. cpe_id values are written as 0: ids are internal, so
 // every cpe_id in a response is set to 0 before comparing, and
-// TestCPEIDsAreStable checks them separately.
+// TestCPEIDsAreStable checks them separately. Fixture names the snapshot
+// the request goes to: "" for the NVD sample alone, "sample+cve5" for the
+// sample built with ../shared/data/cve5's JSON 5 records too.
 type golden struct {
-	Path   string `json:"path"`
-	Status int    `json:"status"`
-	Body   any    `json:"body"`
+	Path    string `json:"path"`
+	Status  int    `json:"status"`
+	Fixture string `json:"fixture"`
+	Body    any    `json:"body"`
 }
 
 func TestGolden(t *testing.T) {
-	srv := newTestServer(t, sampleIndex(t))
+	servers := map[string]*httptest.Server{"": newTestServer(t, sampleIndex(t)), "sample+cve5": newTestServer(t, sampleCVE5Index(t))}
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +58,10 @@ func TestGolden(t *testing.T) {
 			}
 			if g.Path == "" || g.Status == 0 {
 				t.Fatalf("golden file lacks path or status")
+			}
+			srv, ok := servers[g.Fixture]
+			if !ok {
+				t.Fatalf("golden file names fixture %q, which does not exist", g.Fixture)
 			}
 			res, body := do(t, srv, http.MethodGet, g.Path, nil)
 			if res.StatusCode != g.Status {

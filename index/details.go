@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/goccy/go-json"
 )
 
 // KEV is a CVE's entry in CISA's Known Exploited Vulnerabilities
@@ -22,8 +24,9 @@ type KEV struct {
 }
 
 // Details holds what GET /cve/{name}/details serves of every CVE (NVD's
-// status, the KEV entry and every CVSS metric with its vector and
-// severity) in a compact form, kept apart from the CVE bodies: the texts
+// status, the KEV entry, every CVSS metric with its vector and severity,
+// and the affected entries and SSVC decision of its CVE JSON 5 record) in
+// a compact form, kept apart from the CVE bodies: the texts
 // once each in one table (vectors, sources and statuses repeat
 // massively), and per CVE and per metric small records of indexes into
 // it, so that the GC has no pointers to follow in them. The body is
@@ -44,6 +47,10 @@ type detailRef struct {
 	kev    int32  // into kevs; -1 for none
 	n      uint16
 	piece  uint16
+	// affected and ssvc are, into strs, the JSON of the CVE's affected
+	// entries (an array) and of its SSVC decision (an object): 0 ("") for
+	// none, served as [] and null.
+	affected, ssvc uint32
 }
 
 // metricsOf returns the metrics of r.
@@ -92,7 +99,8 @@ func (b *DetailsBuilder) intern(s string) uint32 {
 }
 
 // Add appends the details of the next CVE: its metrics are listed newest
-// version first, in record order within a version.
+// version first, in record order within a version; its affected entries
+// and SSVC decision are kept as the JSON details serves.
 func (b *DetailsBuilder) Add(c *CVE) error {
 	if len(c.Metrics) > math.MaxUint16 {
 		return fmt.Errorf("%s: %d CVSS metrics", c.Name, len(c.Metrics))
@@ -102,6 +110,12 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		return fmt.Errorf("%s: too many CVSS metrics in all", c.Name)
 	}
 	ref := detailRef{first: uint32(len(ms)), status: b.intern(c.Status), kev: -1, n: uint16(len(c.Metrics))}
+	if len(c.Affected) > 0 {
+		ref.affected = b.intern(string(encode(c.Affected)))
+	}
+	if c.SSVC != nil {
+		ref.ssvc = b.intern(string(encode(c.SSVC)))
+	}
 	if c.KEV != nil {
 		k := c.KEV
 		ref.kev = int32(len(b.d.kevs))
@@ -153,9 +167,11 @@ func (d *Details) Strings() []string { return d.strs }
 // AppendLine appends the stored form of the i-th CVE's details: decimal
 // numbers separated by spaces, "status kev [date_added action_due
 // required_action vulnerability_name] n (version source type vector
-// severity score)*n", where kev is 0 or 1 (1: the four texts follow),
-// texts are indexes into Strings, version indexes 4.0, 3.1, 3.0, 2.0 and
-// score is in tenths.
+// severity score)*n affected ssvc", where kev is 0 or 1 (1: the four
+// texts follow), texts are indexes into Strings, version indexes 4.0,
+// 3.1, 3.0, 2.0, score is in tenths, and affected and ssvc are the texts
+// of their JSON (0: none). Lines of snapshot format 4 end before
+// affected (see NewDetailsLoader).
 func (d *Details) AppendLine(dst []byte, i int) []byte {
 	r := d.cves[i]
 	dst = strconv.AppendUint(dst, uint64(r.status), 10)
@@ -176,7 +192,10 @@ func (d *Details) AppendLine(dst []byte, i int) []byte {
 			dst = strconv.AppendUint(dst, uint64(v), 10)
 		}
 	}
-	return dst
+	dst = append(dst, ' ')
+	dst = strconv.AppendUint(dst, uint64(r.affected), 10)
+	dst = append(dst, ' ')
+	return strconv.AppendUint(dst, uint64(r.ssvc), 10)
 }
 
 // ErrDetails is wrapped by the errors of a details record.
@@ -189,9 +208,12 @@ var ErrDetails = errors.New("index: bad details record")
 type DetailsLoader struct {
 	d    *Details
 	seen []bool // per piece
+	// noAffected: the lines end after the metrics (snapshot format 4).
+	noAffected bool
 }
 
-// NewDetailsLoader starts a Details of cves CVEs stored in pieces pieces.
+// NewDetailsLoader starts a Details of cves CVEs stored in pieces pieces,
+// in the lines AppendLine writes.
 func NewDetailsLoader(strs []string, cves, pieces int) (*DetailsLoader, error) {
 	if len(strs) == 0 || strs[0] != "" {
 		return nil, fmt.Errorf("%w: the text table does not start with \"\"", ErrDetails)
@@ -201,6 +223,14 @@ func NewDetailsLoader(strs []string, cves, pieces int) (*DetailsLoader, error) {
 	}
 	d := &Details{strs: strs, cves: make([]detailRef, cves), metrics: make([][]metricRec, pieces)}
 	return &DetailsLoader{d: d, seen: make([]bool, pieces)}, nil
+}
+
+// WithoutAffected makes l read lines that end after the metrics, as
+// snapshot format 4 wrote them (before CVE JSON 5 records were read):
+// every CVE has no affected entries and no SSVC decision.
+func (l *DetailsLoader) WithoutAffected() *DetailsLoader {
+	l.noAffected = true
+	return l
 }
 
 // ParsePiece parses piece p, whose lines (each ending in a newline) are
@@ -277,10 +307,49 @@ func (l *DetailsLoader) parseLine(line []byte, n uint64, piece uint16, ms []metr
 		}
 		ms = append(ms, m)
 	}
+	if !l.noAffected {
+		r.affected, r.ssvc = text(), text()
+		if p.err == nil && !jsonShaped(l.d.strs[r.affected], '[', ']') {
+			p.fail("affected text is not a JSON array")
+		}
+		if p.err == nil && !jsonShaped(l.d.strs[r.ssvc], '{', '}') {
+			p.fail("ssvc text is not a JSON object")
+		}
+	}
 	if p.err == nil && len(p.b) > 0 {
 		p.fail("trailing bytes")
 	}
 	return r, ms, p.err
+}
+
+// jsonShaped reports whether s is "" (none) or starts with open and ends
+// with close: the cheap check of a stored JSON text at load; Check
+// decodes it.
+func jsonShaped(s string, open, close byte) bool {
+	return s == "" || len(s) >= 2 && s[0] == open && s[len(s)-1] == close
+}
+
+// Check decodes every CVE's affected entries and SSVC decision and
+// requires each to encode back to exactly its stored text, so that what
+// details serves is valid JSON of the documented shape (what vulnd
+// validate checks beyond a load). The error names the CVE by its
+// position in d, from 1.
+func (d *Details) Check() error {
+	for i, r := range d.cves {
+		if t := d.strs[r.affected]; t != "" {
+			var es []AffectedEntry
+			if err := json.Unmarshal([]byte(t), &es); err != nil || len(es) == 0 || string(encode(es)) != t {
+				return fmt.Errorf("%w %d: affected is not the JSON of affected entries", ErrDetails, i+1)
+			}
+		}
+		if t := d.strs[r.ssvc]; t != "" {
+			var s SSVC
+			if err := json.Unmarshal([]byte(t), &s); err != nil || string(encode(&s)) != t {
+				return fmt.Errorf("%w %d: ssvc is not the JSON of an SSVC decision", ErrDetails, i+1)
+			}
+		}
+	}
+	return nil
 }
 
 // Details returns the Details once every piece is parsed.
@@ -362,7 +431,7 @@ func (ix *Index) kevAt(p int32) bool {
 }
 
 // AppendDetails appends the body of GET /cve/{name}/details:
-// {"name","status","kev","metrics"}, or fails with ErrCVENotFound and
+// {"name","status","kev","metrics","affected","ssvc"}, or fails with ErrCVENotFound and
 // dst unchanged.
 func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 	p, ok := ix.cvePos(name)
@@ -408,7 +477,19 @@ func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 		dst = appendJSONString(dst, s[m.severity])
 		dst = append(dst, '}')
 	}
-	return append(dst, "]}"...), nil
+	dst = append(dst, `],"affected":`...)
+	if r.affected == 0 {
+		dst = append(dst, "[]"...)
+	} else {
+		dst = append(dst, s[r.affected]...)
+	}
+	dst = append(dst, `,"ssvc":`...)
+	if r.ssvc == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, s[r.ssvc]...)
+	}
+	return append(dst, '}'), nil
 }
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json

@@ -21,6 +21,12 @@ func detailsCVEs() []CVE {
 			{Version: "3.1", Source: "cna@example.org", Type: "Secondary", Score: 7.3, Vector: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L", Severity: "HIGH"},
 		}},
 		{Name: "CVE-2024-0002", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-03 00:00:00Z", Status: "", KEV: &KEV{DateAdded: "2024-01-02", RequiredAction: "Apply \"updates\" <now> & \\ then\nreboot\u2028."}},
+		{Name: "CVE-2024-0003", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-04 00:00:00Z", Affected: []AffectedEntry{
+			{Source: "cna", Vendor: sp("Example & Co"), Product: sp("widget"), PackageName: sp("widget-pkg"), DefaultStatus: sp("unaffected"),
+				Versions: []AffectedVersion{{Version: "1.0", Status: "affected", VersionType: "semver", LessThan: sp("1.2"),
+					Changes: []StatusChange{{At: "1.1", Status: "unaffected"}}}}},
+			{Source: "adp:CISA-ADP", CPEs: []string{"cpe:2.3:a:example:widget:*:*:*:*:*:*:*:*"}, Versions: []AffectedVersion{{Version: "0", Status: "affected", LessThanOrEqual: sp("1.1")}}, Platforms: []string{"Linux"}},
+		}, SSVC: &SSVC{Exploitation: sp("none"), Automatable: sp("no"), Timestamp: sp("2024-01-04T00:00:00.000Z")}},
 	}
 }
 
@@ -56,16 +62,29 @@ func TestDetailsRoundTrip(t *testing.T) {
 			`{"version":"4.0","source":"cna@example.org","type":"Secondary","vector":"CVSS:4.0/AV:N","base_score":6.9,"base_severity":"MEDIUM"},` +
 			`{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H","base_score":9.8,"base_severity":"CRITICAL"},` +
 			`{"version":"3.1","source":"cna@example.org","type":"Secondary","vector":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L","base_score":7.3,"base_severity":"HIGH"},` +
-			`{"version":"2.0","source":"nvd@nist.gov","type":"Primary","vector":"AV:N/AC:L/Au:N/C:P/I:N/A:N","base_score":5,"base_severity":"MEDIUM"}]}`},
+			`{"version":"2.0","source":"nvd@nist.gov","type":"Primary","vector":"AV:N/AC:L/Au:N/C:P/I:N/A:N","base_score":5,"base_severity":"MEDIUM"}],"affected":[],"ssvc":null}`},
 		{"CVE-2024-0002", `{"name":"CVE-2024-0002","status":"","kev":{"date_added":"2024-01-02","action_due":"",` +
-			`"required_action":"Apply \"updates\" \u003cnow\u003e \u0026 \\ then\nreboot\u2028.","vulnerability_name":""},"metrics":[]}`},
+			`"required_action":"Apply \"updates\" \u003cnow\u003e \u0026 \\ then\nreboot\u2028.","vulnerability_name":""},"metrics":[],"affected":[],"ssvc":null}`},
+		// The entries in record order with their fields as the record has
+		// them (packageName not served, a field the record lacks null,
+		// a version object's missing members left out), the SSVC decision
+		// with the option it lacks null.
+		{"CVE-2024-0003", `{"name":"CVE-2024-0003","status":"","kev":null,"metrics":[],"affected":[` +
+			`{"source":"cna","vendor":"Example & Co","product":"widget","cpes":null,"default_status":"unaffected",` +
+			`"versions":[{"version":"1.0","status":"affected","versionType":"semver","lessThan":"1.2","changes":[{"at":"1.1","status":"unaffected"}]}],"platforms":null},` +
+			`{"source":"adp:CISA-ADP","vendor":null,"product":null,"cpes":["cpe:2.3:a:example:widget:*:*:*:*:*:*:*:*"],"default_status":null,` +
+			`"versions":[{"version":"0","status":"affected","lessThanOrEqual":"1.1"}],"platforms":["Linux"]}],` +
+			`"ssvc":{"exploitation":"none","automatable":"no","technical_impact":null,"timestamp":"2024-01-04T00:00:00.000Z"}}`},
 	} {
 		got, err := ix.AppendDetails(nil, tc.name)
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s: %v\n%s\nwant\n%s", tc.name, err, got, tc.want)
 		}
 	}
-	if _, err := ix.AppendDetails(nil, "CVE-2024-0003"); err != ErrCVENotFound {
+	if err := d.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	if _, err := ix.AppendDetails(nil, "CVE-2024-0004"); err != ErrCVENotFound {
 		t.Error("unknown CVE found")
 	}
 	if got := ix.CVEs(BandNone).WithKEV(true).Len(); got != 1 {
@@ -75,19 +94,26 @@ func TestDetailsRoundTrip(t *testing.T) {
 
 // TestParseDetailsRefuses: every index is checked.
 func TestParseDetailsRefuses(t *testing.T) {
-	strs := []string{"", "Analyzed", "nvd@nist.gov", "Primary", "AV:N", "HIGH"}
+	strs := []string{"", "Analyzed", "nvd@nist.gov", "Primary", "AV:N", "HIGH", `[{"source":"cna"}]`, `{"exploitation":null}`}
 	for _, tc := range []struct{ name, line string }{
 		{"empty", ""},
-		{"status out of range", "6 0 0"},
-		{"kev flag 2", "1 2 0"},
-		{"kev texts missing", "1 1 1 1 0"},
-		{"metric missing", "1 0 1"},
-		{"version 4", "1 0 1 4 2 3 4 5 70"},
-		{"score over 10", "1 0 1 1 2 3 4 5 101"},
-		{"trailing", "1 0 0 7"},
-		{"double space", "1  0 0"},
-		{"sign", "1 0 -1"},
-		{"older first", "1 0 2 3 2 3 4 5 70 1 2 3 4 5 70"},
+		{"status out of range", "8 0 0 0 0"},
+		{"kev flag 2", "1 2 0 0 0"},
+		{"kev texts missing", "1 1 1 1 0 0 0"},
+		{"metric missing", "1 0 1 0 0"},
+		{"version 4", "1 0 1 4 2 3 4 5 70 0 0"},
+		{"score over 10", "1 0 1 1 2 3 4 5 101 0 0"},
+		{"trailing", "1 0 0 0 0 7"},
+		{"double space", "1  0 0 0 0"},
+		{"sign", "1 0 -1 0 0"},
+		{"older first", "1 0 2 3 2 3 4 5 70 1 2 3 4 5 70 0 0"},
+		{"affected missing", "1 0 0"},
+		{"ssvc missing", "1 0 0 6"},
+		{"affected out of range", "1 0 0 8 0"},
+		{"affected not an array", "1 0 0 1 0"},
+		{"ssvc not an object", "1 0 0 0 1"},
+		{"ssvc an array", "1 0 0 0 6"},
+		{"affected an object", "1 0 0 7 0"},
 	} {
 		if _, err := parseDetails(strs, [][]byte{[]byte(tc.line)}); err == nil {
 			t.Errorf("%s: %q accepted", tc.name, tc.line)
@@ -96,8 +122,66 @@ func TestParseDetailsRefuses(t *testing.T) {
 	if _, err := parseDetails([]string{"x"}, nil); err == nil {
 		t.Error("a table not starting with \"\" accepted")
 	}
-	if _, err := parseDetails(strs, [][]byte{[]byte("1 0 2 1 2 3 4 5 70 3 2 3 4 5 99")}); err != nil {
-		t.Errorf("a good line refused: %v", err)
+	for _, good := range []string{"1 0 2 1 2 3 4 5 70 3 2 3 4 5 99 0 0", "1 0 0 6 7", "0 0 0 6 0", "0 0 0 0 7"} {
+		if _, err := parseDetails(strs, [][]byte{[]byte(good)}); err != nil {
+			t.Errorf("a good line %q refused: %v", good, err)
+		}
+	}
+}
+
+// TestDetailsFormat4: lines of snapshot format 4 end after the metrics;
+// read WithoutAffected, they give no entries and no SSVC, and a line
+// with more numbers is refused.
+func TestDetailsFormat4(t *testing.T) {
+	strs := []string{"", "Analyzed", "src", "Primary", "V1", "HIGH"}
+	l, err := NewDetailsLoader(strs, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WithoutAffected().ParsePiece(0, 0, []byte("1 0 1 1 2 3 4 5 70\n0 0 0\n")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.Details()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"1 0 1 1 2 3 4 5 70 0 0", "0 0 0 0 0"} {
+		if got := string(d.AppendLine(nil, i)); got != want {
+			t.Errorf("CVE %d: %q, want %q", i, got, want)
+		}
+	}
+	l, _ = NewDetailsLoader(strs, 1, 1)
+	if err := l.WithoutAffected().ParsePiece(0, 0, []byte("0 0 0 0 0\n")); err == nil {
+		t.Error("a format 5 line read as format 4")
+	}
+}
+
+// TestDetailsCheck: Check refuses stored texts that are not the JSON of
+// entries or of a decision, which a load lets through by their shape.
+func TestDetailsCheck(t *testing.T) {
+	for _, tc := range []struct{ name, affected, ssvc string }{
+		{"not JSON", `[{"source":}]`, ""},
+		{"unknown member", `[{"source":"cna","vendor":null,"product":null,"cpes":null,"default_status":null,"versions":null,"platforms":null,"extra":1}]`, ""},
+		{"empty array", `[]`, ""},
+		{"ssvc not JSON", "", `{"exploitation"}`},
+		{"ssvc member missing", "", `{"exploitation":null,"automatable":null,"technical_impact":null}`},
+	} {
+		strs := []string{"", tc.affected, tc.ssvc}
+		line := "0 0 0 1 2"
+		if tc.affected == "" {
+			line = "0 0 0 0 2"
+		}
+		if tc.ssvc == "" {
+			line = "0 0 0 1 0"
+		}
+		d, err := parseDetails(strs, [][]byte{[]byte(line)})
+		if err != nil {
+			t.Errorf("%s: load refused it: %v", tc.name, err)
+			continue
+		}
+		if err := d.Check(); err == nil {
+			t.Errorf("%s: Check accepted it", tc.name)
+		}
 	}
 }
 
@@ -105,7 +189,7 @@ func TestParseDetailsRefuses(t *testing.T) {
 // parsed one writes back as a line that parses to the same details.
 func FuzzParseDetails(f *testing.F) {
 	strs := []string{"", "a", "b", "c", "d", "e"}
-	for _, s := range []string{"1 0 0", "0 1 1 2 3 4 1 1 2 3 4 5 70", "1 0 2 0 1 2 3 4 100 3 5 5 5 5 0"} {
+	for _, s := range []string{"1 0 0 0 0", "0 1 1 2 3 4 1 1 2 3 4 5 70 0 0", "1 0 2 0 1 2 3 4 100 3 5 5 5 5 0 0 0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -131,23 +215,23 @@ func TestDetailsPieces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ParsePiece(1, 2, []byte("1 0 1 1 2 3 6 5 75\n")); err != nil {
+	if err := l.ParsePiece(1, 2, []byte("1 0 1 1 2 3 6 5 75 0 0\n")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Details(); err == nil {
 		t.Error("Details before every piece is parsed")
 	}
-	if err := l.ParsePiece(0, 0, []byte("1 0 1 1 2 3 4 5 70\n0 0 0\n")); err != nil {
+	if err := l.ParsePiece(0, 0, []byte("1 0 1 1 2 3 4 5 70 0 0\n0 0 0 0 0\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ParsePiece(0, 0, []byte("0 0 0\n")); err == nil {
+	if err := l.ParsePiece(0, 0, []byte("0 0 0 0 0\n")); err == nil {
 		t.Error("a piece parsed twice")
 	}
 	d, err := l.Details()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"1 0 1 1 2 3 4 5 70", "0 0 0", "1 0 1 1 2 3 6 5 75"} {
+	for i, want := range []string{"1 0 1 1 2 3 4 5 70 0 0", "0 0 0 0 0", "1 0 1 1 2 3 6 5 75 0 0"} {
 		if got := string(d.AppendLine(nil, i)); got != want {
 			t.Errorf("CVE %d: %q, want %q", i, got, want)
 		}

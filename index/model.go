@@ -41,6 +41,12 @@ type CVE struct {
 	// them in its details files (see Details), not with the body.
 	Status string `json:"-"`
 	KEV    *KEV   `json:"-"`
+	// Affected and SSVC come from the CVE's JSON 5 record of the CVE
+	// Program, when the build read one: its affected entries (CNA first,
+	// then each ADP's) and an ADP's SSVC decision. Details serves them
+	// too; nil when the CVE has no record (or the record has none).
+	Affected []AffectedEntry `json:"-"`
+	SSVC     *SSVC           `json:"-"`
 }
 
 // CPE is one cpeMatch entry of a CVE. URI is NVD's criteria string as

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -15,9 +16,16 @@ import (
 type BuildOptions struct {
 	// CWECatalog is MITRE's catalog (cwec_v*.xml or the .zip MITRE ships).
 	CWECatalog string
-	// Feeds are NVD CVE API 2.0 feed files (.json, .json.gz or a .zip
-	// holding one JSON), in the order given: when two hold the same CVE,
-	// the later lastModified wins, and on a tie the file named later.
+	// Feeds are the CVE inputs, in the order given, each told by its
+	// content (see ClassifyInputs): NVD CVE API 2.0 feed files (.json,
+	// .json.gz or a .zip holding one JSON), and CVE JSON 5 record files
+	// of the CVE Program (a record, an array of records, compressed, or a
+	// zip of record files at any depth). When two feeds hold the same
+	// CVE, the later lastModified wins, and on a tie the file named
+	// later; the same for two records of one CVE, by dateUpdated. A CVE
+	// in a feed keeps NVD's fields and gains its record's affected
+	// entries and SSVC decision; a CVE only in a record is served from
+	// it (see mergeCVE5).
 	Feeds []string
 	// Out is the snapshot directory to write, atomically. An existing Out
 	// is replaced only when it is a vulnd snapshot or an empty directory
@@ -54,7 +62,7 @@ const DefaultKeepReports = 100
 // names the file and record at fault.
 func Build(opt BuildOptions) (Manifest, error) {
 	if len(opt.Feeds) == 0 {
-		return Manifest{}, fmt.Errorf("loader: no NVD feed files given")
+		return Manifest{}, fmt.Errorf("loader: no NVD feed or CVE JSON 5 files given")
 	}
 	if err := checkOutDir(opt.Out, append([]string{opt.CWECatalog}, opt.Feeds...), opt.Previous, opt.Force); err != nil {
 		return Manifest{}, err
@@ -79,12 +87,34 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	stage("read CWE catalog", plural(len(cwes), "entry", "entries"))
-	cves, feedInfo, err := readFeeds(opt.Feeds)
+	feeds, records, err := ClassifyInputs(opt.Feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
-	inputs := append([]FileInfo{cweInfo}, feedInfo...)
-	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(opt.Feeds), "file", "files"))
+	cves, feedInfo, err := readFeeds(feeds)
+	if err != nil {
+		return Manifest{}, err
+	}
+	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
+	var recordInfo []FileInfo
+	var recordStamps []Stamp // by name, for the refresh guard
+	if len(records) > 0 {
+		recs, infos, err := ReadCVE5Files(records)
+		if err != nil {
+			return Manifest{}, err
+		}
+		var only int
+		cves, only = mergeCVE5(cves, recs)
+		recordInfo = infos
+		if opt.Previous != "" {
+			recordStamps = make([]Stamp, len(recs))
+			for i, r := range recs {
+				recordStamps[i] = Stamp{Name: r.ID, UpdatedAt: r.Updated}
+			}
+		}
+		stage("read CVE JSON 5 records", plural(len(recs), "CVE", "CVEs")+" from "+plural(len(records), "file", "files")+fmt.Sprintf(", %d of them not in the feeds", only))
+	}
+	inputs := append([]FileInfo{cweInfo}, inputsInOrder(opt.Feeds, feeds, feedInfo, records, recordInfo)...)
 	ids := newIDTables()
 	var reports []index.Report
 	var prev *Snapshot
@@ -95,7 +125,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		ids, reports = prev.ids, prev.Data.Reports
 		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 		if !opt.Force {
-			if err := CheckRefresh(StampsOf(prev.Data.CVEs), StampsOf(cves), "-previous "+opt.Previous); err != nil {
+			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
 			}
 		}
@@ -127,6 +157,69 @@ func Build(opt BuildOptions) (Manifest, error) {
 			opt.Out, plural(replacedReports, "report", "reports"), opt.Out, filepath.Clean(opt.Out)))
 	}
 	return m, nil
+}
+
+// refreshStamps are the stamps CheckRefresh compares with the previous
+// snapshot's: a CVE's updated_at, or its record's dateUpdated when that
+// is later (records, by name, as cves). A CVE served from its record
+// until now has its dateUpdated as updated_at; NVD's record, when it
+// arrives, may be older than that (the CVE Program's container updated
+// every record on 2024-08-01, after NVD had received many), which is NVD
+// taking over, not a feed going back in time. An older record still is.
+func refreshStamps(cves []index.CVE, records []Stamp) []Stamp {
+	out := StampsOf(cves)
+	j := 0
+	for i := range out {
+		for j < len(records) && records[j].Name < out[i].Name {
+			j++
+		}
+		if j < len(records) && records[j].Name == out[i].Name && records[j].UpdatedAt > out[i].UpdatedAt {
+			out[i].UpdatedAt = records[j].UpdatedAt
+		}
+	}
+	return out
+}
+
+// ClassifyInputs tells a build's CVE inputs apart by their content: the
+// CVE JSON 5 record files (IsCVE5) and the others, taken as NVD feeds,
+// each in the order given. Only regular files are looked into: anything
+// else (a pipe: vulnd build ... <(zcat feed.gz)) can be read only once,
+// so it is taken as a feed, as before JSON 5 records were read. The
+// error is for a file that cannot be opened or read.
+func ClassifyInputs(paths []string) (feeds, records []string, err error) {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			ok, err := IsCVE5(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				records = append(records, p)
+				continue
+			}
+		}
+		feeds = append(feeds, p)
+	}
+	return feeds, records, nil
+}
+
+// inputsInOrder returns the FileInfo of each input in the order given
+// (paths), from those of the feeds and of the record files, each in the
+// order of its list. A path given twice is in both lists at its place.
+func inputsInOrder(paths, feeds []string, feedInfo []FileInfo, records []string, recordInfo []FileInfo) []FileInfo {
+	out := make([]FileInfo, 0, len(paths))
+	f, r := 0, 0
+	for _, p := range paths {
+		switch {
+		case f < len(feeds) && feeds[f] == p:
+			out = append(out, feedInfo[f])
+			f++
+		case r < len(records) && records[r] == p:
+			out = append(out, recordInfo[r])
+			r++
+		}
+	}
+	return out
 }
 
 // keep is KeepReports with its default.

@@ -68,7 +68,9 @@ func (r *CVE5Record) Summary() string {
 }
 
 // CVE returns the record as the API's CVE, for a CVE that NVD has not
-// published: spec fields as the decisions say, no CPEs.
+// published: spec fields as the decisions say, no CPEs, no NVD status
+// or KEV entry; its metrics, affected entries and SSVC decision for the
+// details.
 func (r *CVE5Record) CVE() index.CVE {
 	return index.CVE{
 		Name:       r.ID,
@@ -80,7 +82,36 @@ func (r *CVE5Record) CVE() index.CVE {
 		CVSS:       r.CVSS,
 		References: r.References,
 		Metrics:    r.Metrics,
+		Affected:   r.Affected,
+		SSVC:       r.SSVC,
 	}
+}
+
+// mergeCVE5 adds the records to cves (both by name ascending, as
+// readFeeds and ReadCVE5Files return them) as the decisions say: a CVE
+// of NVD keeps NVD's fields and gains its record's affected entries and
+// SSVC decision; a CVE only a record gives is served from the record.
+// The result is by name ascending; only says how many CVEs came from a
+// record alone.
+func mergeCVE5(cves []index.CVE, recs []*CVE5Record) (out []index.CVE, only int) {
+	out = make([]index.CVE, 0, len(cves)+len(recs))
+	i := 0
+	for _, r := range recs {
+		for i < len(cves) && cves[i].Name < r.ID {
+			out = append(out, cves[i])
+			i++
+		}
+		if i < len(cves) && cves[i].Name == r.ID {
+			c := cves[i]
+			c.Affected, c.SSVC = r.Affected, r.SSVC
+			out = append(out, c)
+			i++
+			continue
+		}
+		out = append(out, r.CVE())
+		only++
+	}
+	return append(out, cves[i:]...), only
 }
 
 // MergeCVE5 adds rec to byID, where two records of one CVE meet: the later

@@ -106,7 +106,7 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(v3, ManifestName), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const want = "format version 3 is older than this vulnd's 4: rebuild the snapshot with this vulnd"
+	const want = "format version 3 is older than this vulnd's 5: rebuild the snapshot with this vulnd"
 	if _, _, err := Load(v3); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Load of v3: %v, want %q", err, want)
 	}
@@ -124,5 +124,65 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	}
 	if got.Version != FormatVersion || got.Counts.Reports != 1 || ix.Counts().Reports != 1 {
 		t.Errorf("after the upgrade: version %d, %d reports, want %d and 1", got.Version, got.Counts.Reports, FormatVersion)
+	}
+}
+
+// TestFormat4StillServed: a snapshot of format version 4 (details lines
+// that end after the metrics) loads and validates, its CVEs with
+// "affected":[] and "ssvc":null; one of version 5 serves what it holds.
+func TestFormat4StillServed(t *testing.T) {
+	d := smallData()
+	vendor := "Example"
+	d.CVEs[0].Affected = []index.AffectedEntry{{Source: "cna", Vendor: &vendor, Versions: []index.AffectedVersion{{Version: "1.0", Status: "affected"}}}}
+	d.CVEs[0].SSVC = &index.SSVC{Automatable: &vendor}
+	dir := filepath.Join(t.TempDir(), "snap")
+	if _, err := Write(dir, d, buildTime, nil); err != nil {
+		t.Fatal(err)
+	}
+	const v5 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],` +
+		`"affected":[{"source":"cna","vendor":"Example","product":null,"cpes":null,"default_status":null,"versions":[{"version":"1.0","status":"affected"}],"platforms":null}],` +
+		`"ssvc":{"exploitation":null,"automatable":"Example","technical_impact":null,"timestamp":null}}`
+	ix, _, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ix.AppendDetails(nil, "CVE-2024-0001"); string(got) != v5 {
+		t.Errorf("version 5 details:\n%s\nwant\n%s", got, v5)
+	}
+	if _, err := Validate(dir); err != nil {
+		t.Fatal(err)
+	}
+
+	// Make it version 4: each details line without its last two numbers.
+	dec, err := decoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, fileDetails))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSuffix(string(text), "\n")
+	line = line[:strings.LastIndexByte(line[:strings.LastIndexByte(line, ' ')], ' ')] + "\n"
+	setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(line))}, []int64{int64(len(line))}, []int{1})
+	raw, _ = os.ReadFile(filepath.Join(dir, ManifestName))
+	if !strings.Contains(string(raw), `"version": 5`) {
+		t.Fatalf("manifest without version 5: %s", raw)
+	}
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(raw), `"version": 5`, `"version": 4`, 1)), 0o644)
+	ix, m, err := Load(dir)
+	if err != nil {
+		t.Fatalf("version 4 refused: %v", err)
+	}
+	const v4 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],"affected":[],"ssvc":null}`
+	if got, _ := ix.AppendDetails(nil, "CVE-2024-0001"); m.Version != 4 || string(got) != v4 {
+		t.Errorf("version %d details:\n%s\nwant\n%s", m.Version, got, v4)
+	}
+	if _, err := Validate(dir); err != nil {
+		t.Errorf("Validate of version 4: %v", err)
 	}
 }

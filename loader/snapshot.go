@@ -25,12 +25,19 @@ import (
 // for change tracking to metrics.jsonl.zst, and splits every data file
 // into chunks listed in the manifest. Version 4 adds details.txt.zst and
 // strings.jsonl.zst: each CVE's NVD status, KEV entry and CVSS metrics
-// with vectors and severities, for GET /cve/{name}/details.
-const FormatVersion = 4
+// with vectors and severities, for GET /cve/{name}/details. Version 5
+// ends each line of details.txt.zst with the CVE's affected entries and
+// SSVC decision (from CVE JSON 5 records), as texts of strings.jsonl.zst.
+const FormatVersion = 5
+
+// servedVersion is the oldest format serve and validate still read: a
+// version 4 snapshot differs only in its details lines, which end after
+// the metrics (its CVEs have no affected entries and no SSVC), so a new
+// vulnd serves the snapshot an old one wrote until the next build.
+const servedVersion = 4
 
 // previousVersion is the oldest format a build still reads as -previous
-// (its reports and ids carry over); serve and validate read only
-// FormatVersion.
+// (its reports and ids carry over).
 const previousVersion = 3
 
 // formatName marks a manifest as vulnd's.
@@ -197,11 +204,11 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 		return m, fmt.Errorf("format %q is not %q", m.Format, formatName)
 	}
 	switch {
-	case m.Version == FormatVersion, old && m.Version == previousVersion:
-	case m.Version >= previousVersion && m.Version < FormatVersion:
+	case m.Version >= servedVersion && m.Version <= FormatVersion, old && m.Version >= previousVersion && m.Version <= FormatVersion:
+	case m.Version >= previousVersion && m.Version < servedVersion:
 		return m, fmt.Errorf("format version %d is older than this vulnd's %d: rebuild the snapshot with this vulnd (vulnd build; -previous reads a version %d snapshot, so its reports and ids carry over)", m.Version, FormatVersion, previousVersion)
 	default:
-		return m, fmt.Errorf("format version %d is not supported (this vulnd reads version %d); rebuild the snapshot with this vulnd", m.Version, FormatVersion)
+		return m, fmt.Errorf("format version %d is not supported (this vulnd reads versions %d to %d); rebuild the snapshot with this vulnd", m.Version, servedVersion, FormatVersion)
 	}
 	if _, err := time.Parse(TimeLayout, m.BuiltAt); err != nil {
 		return m, fmt.Errorf("built_at %q is not a timestamp", m.BuiltAt)

@@ -55,13 +55,14 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"format":"vulnd-snapshot","version":3}`))
 	f.Add([]byte(`{"format":"vulnd-snapshot","version":4}`))
+	f.Add([]byte(`{"format":"vulnd-snapshot","version":5}`))
 	f.Add([]byte(`{"files":{"cves":{"chunks":[{"size":-1}]}}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		m, err := parseManifest(raw, true)
 		if err != nil {
 			return
 		}
-		if m.Version != FormatVersion && m.Version != previousVersion {
+		if m.Version < previousVersion || m.Version > FormatVersion {
 			t.Fatalf("accepted version %d", m.Version)
 		}
 		for key, fi := range m.Files {

@@ -92,6 +92,9 @@ func Validate(dir string) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
 		}
 	}
+	if err := s.details.Check(); err != nil {
+		return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileDetails, err)
+	}
 	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports); err != nil {
 		return Manifest{}, err
 	}
@@ -255,6 +258,9 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	l, err := index.NewDetailsLoader(strs, fi.Records, len(fi.Chunks))
 	if err != nil {
 		return nil, wrap(keyDetails, err)
+	}
+	if m.Version < 5 {
+		l.WithoutAffected() // format 4: lines end after the metrics
 	}
 	firsts := make([]int, len(fi.Chunks)) // the number of each chunk's first record
 	for i := 1; i < len(firsts); i++ {

@@ -90,7 +90,7 @@ func TestBadCommandLine(t *testing.T) {
 		{[]string{"validate"}, `vulnd validate: no DIR given; see vulnd help validate`},
 		{[]string{"validate", "a", "b"}, `vulnd validate: unexpected argument "b"; see vulnd help validate`},
 		{[]string{"feeds"}, `vulnd feeds: no DIR given; see vulnd help feeds`},
-		{[]string{"build", "-cwe", "c.xml", "-o", "out"}, `vulnd build: no NVD feed files given; see vulnd help build`},
+		{[]string{"build", "-cwe", "c.xml", "-o", "out"}, `vulnd build: no NVD feed or CVE JSON 5 files given; see vulnd help build`},
 		{[]string{"build", "-cwe", "c.xml", "feed.json", "-o", "out"}, `vulnd build: flag -o after FEED...: flags go first; see vulnd help build`},
 		{[]string{"build", "-cwe", "c.xml", "-o", "out", "-time", "today", "f.json"}, `vulnd build: -time "today" is not RFC 3339 (e.g. 2026-11-22T06:00:00Z); see vulnd help build`},
 		{[]string{"nope"}, `vulnd: unknown command "nope"; vulnd help lists the commands`},

@@ -51,7 +51,7 @@ Usage:
   vulnd help [COMMAND]
 
 Commands:
-  build     build a snapshot directory from NVD feed files and the CWE catalog
+  build     build a snapshot directory from NVD feeds, CVE JSON 5 records and the CWE catalog
   serve     serve a snapshot; SIGHUP loads it again, SIGTERM drains and exits
   validate  check a snapshot without serving it; exit 0 if it would load
   feeds     list the NVD feed files in directories, in the order build wants
@@ -192,7 +192,8 @@ type help struct {
 var helps = map[string]help{
 	"build": {
 		usage: "build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [flags] FEED...",
-		about: `Reads NVD CVE API 2.0 feed files and MITRE's CWE catalog and writes the
+		about: `Reads NVD CVE API 2.0 feed files, the CVE Program's CVE JSON 5 records
+(cvelistV5, CISA's vulnrichment) and MITRE's CWE catalog and writes the
 snapshot directory OUT_DIR, atomically: a failed build leaves no
 half-written OUT_DIR. With -previous, compares with the snapshot in
 PREV_DIR, keeps its reports and adds one for what changed; the new report
@@ -204,14 +205,16 @@ over, and says so on stderr.
 The refresh guard: with -previous, a build is refused (exit 1, one line
 saying what tripped) when it has more than 5 % fewer CVEs than PREV_DIR
 (an empty, cut-short or partial feed), or when any CVE's lastModified is
-older than in PREV_DIR (an older feed: NVD never goes back in time).
+older than in PREV_DIR (an older feed: NVD never goes back in time; a
+CVE with a CVE JSON 5 record counts its record's dateUpdated when that is
+later, so NVD's record taking over from it is no step back).
 -force lets such a build through.
 
 Flags go before the feed files. Prints the counts on stdout and each
 stage's time on stderr; on failure, one line naming the file and the
 problem.`,
 		args: [][2]string{
-			{"FEED...", "NVD CVE API 2.0 feed files, one or more: plain JSON, gzip, zstd, or a\nzip holding one JSON; the format is found from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order)."},
+			{"FEED...", "NVD CVE API 2.0 feed files and CVE JSON 5 record files, one or more.\nFeeds: plain JSON, gzip, zstd, or a zip holding one JSON; the format is\nfound from the content, not the name.\nWhen a CVE is in several, the latest lastModified wins, and on a tie the\nfile given later (vulnd feeds DIR lists a directory's in that order).\nAmong them, CVE JSON 5 record files, found by content too: a record, a\nJSON array of records, either compressed, or a zip of record files at\nany depth (cvelistV5's bundle). Two records of a CVE: the latest\ndateUpdated wins, on a tie the file given later. A CVE NVD has keeps\nNVD's fields and gains its record's affected entries and SSVC (in\n/cve/{name}/details); a CVE only a record has is served from it. A pipe\nis read as an NVD feed."},
 		},
 	},
 	"serve": {
@@ -348,7 +351,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	case *out == "":
 		return usageError{errors.New("-o is required")}
 	case fs.NArg() == 0:
-		return usageError{errors.New("no NVD feed files given")}
+		return usageError{errors.New("no NVD feed or CVE JSON 5 files given")}
 	}
 	if *keep < 1 {
 		return usageError{errors.New("-keep-reports must be at least 1")}

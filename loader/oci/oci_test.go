@@ -21,7 +21,7 @@ import (
 	"github.com/vulnd/vulnd/loader"
 )
 
-// demo is the bundled demo snapshot: format 4, 2,003 CVEs, built
+// demo is the bundled demo snapshot: format 5, 2,003 CVEs, built
 // 2026-11-23 06:00:00Z.
 const demo = "../../snapshots/demo"
 
@@ -101,7 +101,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		"org.opencontainers.image.created":  "2026-11-23T06:00:00Z",
 		"org.opencontainers.image.title":    "vulnd snapshot " + id,
 		"dev.vulnd.snapshot.id":             id,
-		"dev.vulnd.snapshot.format-version": "4",
+		"dev.vulnd.snapshot.format-version": "5",
 		"dev.vulnd.snapshot.built-at":       "2026-11-23 06:00:00Z",
 		"dev.vulnd.snapshot.count.cves":     "2003",
 		"dev.vulnd.snapshot.count.cwes":     "104",
