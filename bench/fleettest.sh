@@ -244,8 +244,8 @@ while ((${#SEEN[@]} < FT_REPLICAS)); do
 	sleep 0.05
 done
 T_ALL=$(($(now_ms) - T0))
-PULLS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${SEEN[$i]}"; done | sort -n | tr '\n' ' ')
-LOADS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | tr '\n' ' ')
+PULLS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${SEEN[$i]}"; done | sort -n | paste -sd' ')
+LOADS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
 say "  snapshot $ID2 on every replica $T_ALL ms after the site changed"
 FAILS=()
 for ((i = 1; i <= FT_REPLICAS; i++)); do
@@ -309,14 +309,15 @@ s5xx=$(awk -F'|' '$1 >= 500' "$WORK/lb-access.log" | wc -l)
 ((sock == 0)) || FAILS+=("wrk: $sock socket errors")
 ((s5xx == 0)) || FAILS+=("nginx: $s5xx answers 5xx")
 counts=$(for ((i = 1; i <= FT_REPLICAS; i++)); do
-	printf 'replica %d: updated %s, unchanged %s, invalid %s, unreachable %s; ' "$i" \
+	((i > 1)) && printf '; '
+	printf 'replica %d: updated %s, unchanged %s, invalid %s, unreachable %s' "$i" \
 		"$(pulls_of "${ADMIN[$i]}" updated)" "$(pulls_of "${ADMIN[$i]}" unchanged)" "$(pulls_of "${ADMIN[$i]}" invalid)" "$(pulls_of "${ADMIN[$i]}" unreachable)"
 done)
 
 echo
 echo "fleet-test: $FT_CVES CVEs, $FT_REPLICAS replicas (-pull-every $FT_EVERY) behind nginx, distribution registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "freshness: $T_ALL ms from the new feeds being on the site to every replica serving the snapshot made of them (writing the site took $T_SITE ms more)"
-echo "  fetch $T_FETCH ms; build $T_BUILD ms; publish (validate and push) $T_PUBLISH ms; publish to each replica serving: $PULLS(ms; each replica's load: $LOADS)"
+echo "  fetch $T_FETCH ms; build $T_BUILD ms; publish (validate and push) $T_PUBLISH ms; publish to each replica serving: $PULLS (ms; each replica's load: $LOADS)"
 echo "traffic: $req requests through nginx, non-2xx $non2xx, socket errors $sock, nginx 5xx $s5xx; p99 $(wrkv p99_ms "$W") ms"
 echo "pulls: $counts"
 if ((${#FAILS[@]} > 0)); then
