@@ -166,28 +166,14 @@ type cve5Container struct {
 }
 
 type cve5Metric struct {
-	V2    *cve5CVSS `json:"cvssV2_0"`
-	V30   *cve5CVSS `json:"cvssV3_0"`
-	V31   *cve5CVSS `json:"cvssV3_1"`
-	V40   *cve5CVSS `json:"cvssV4_0"`
+	V2    *nvdCVSSData `json:"cvssV2_0"`
+	V30   *nvdCVSSData `json:"cvssV3_0"`
+	V31   *nvdCVSSData `json:"cvssV3_1"`
+	V40   *nvdCVSSData `json:"cvssV4_0"`
 	Other *struct {
 		Type    string          `json:"type"`
 		Content json.RawMessage `json:"content"`
 	} `json:"other"`
-}
-
-// cve5CVSS holds the fields of a CVSS object that NVD's cvssData has
-// under the same names.
-type cve5CVSS struct {
-	VectorString          string   `json:"vectorString"`
-	BaseSeverity          string   `json:"baseSeverity"`
-	BaseScore             *float64 `json:"baseScore"`
-	AccessVector          *string  `json:"accessVector"`
-	AccessComplexity      *string  `json:"accessComplexity"`
-	Authentication        *string  `json:"authentication"`
-	ConfidentialityImpact *string  `json:"confidentialityImpact"`
-	IntegrityImpact       *string  `json:"integrityImpact"`
-	AvailabilityImpact    *string  `json:"availabilityImpact"`
 }
 
 type cve5Affected struct {
@@ -366,19 +352,13 @@ func cve5NVDMetrics(ms []cve5Metric, source string) nvdMetrics {
 	var out nvdMetrics
 	for _, m := range ms {
 		for _, v := range []struct {
-			c    *cve5CVSS
+			c    *nvdCVSSData
 			list *[]nvdMetric
 		}{{m.V2, &out.V2}, {m.V30, &out.V30}, {m.V31, &out.V31}, {m.V40, &out.V40}} {
 			if v.c == nil {
 				continue
 			}
-			var n nvdMetric
-			n.Source = source
-			d := &n.CVSSData
-			d.VectorString, d.BaseSeverity, d.BaseScore = v.c.VectorString, v.c.BaseSeverity, v.c.BaseScore
-			d.AccessVector, d.AccessComplexity, d.Authentication = v.c.AccessVector, v.c.AccessComplexity, v.c.Authentication
-			d.ConfidentialityImpact, d.IntegrityImpact, d.AvailabilityImpact = v.c.ConfidentialityImpact, v.c.IntegrityImpact, v.c.AvailabilityImpact
-			*v.list = append(*v.list, n)
+			*v.list = append(*v.list, nvdMetric{Source: source, CVSSData: *v.c})
 		}
 	}
 	return out

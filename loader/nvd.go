@@ -56,18 +56,22 @@ type nvdMetric struct {
 	Source string `json:"source"`
 	Type   string `json:"type"`
 	// BaseSeverity is v2's, outside cvssData.
-	BaseSeverity string `json:"baseSeverity"`
-	CVSSData     struct {
-		VectorString          string   `json:"vectorString"`
-		BaseSeverity          string   `json:"baseSeverity"`
-		BaseScore             *float64 `json:"baseScore"`
-		AccessVector          *string  `json:"accessVector"`
-		AccessComplexity      *string  `json:"accessComplexity"`
-		Authentication        *string  `json:"authentication"`
-		ConfidentialityImpact *string  `json:"confidentialityImpact"`
-		IntegrityImpact       *string  `json:"integrityImpact"`
-		AvailabilityImpact    *string  `json:"availabilityImpact"`
-	} `json:"cvssData"`
+	BaseSeverity string      `json:"baseSeverity"`
+	CVSSData     nvdCVSSData `json:"cvssData"`
+}
+
+// nvdCVSSData is the part of a CVSS object vulnd reads: NVD's cvssData,
+// and a CVE JSON 5 record's cvssV* objects, which use the same names.
+type nvdCVSSData struct {
+	VectorString          string   `json:"vectorString"`
+	BaseSeverity          string   `json:"baseSeverity"`
+	BaseScore             *float64 `json:"baseScore"`
+	AccessVector          *string  `json:"accessVector"`
+	AccessComplexity      *string  `json:"accessComplexity"`
+	Authentication        *string  `json:"authentication"`
+	ConfidentialityImpact *string  `json:"confidentialityImpact"`
+	IntegrityImpact       *string  `json:"integrityImpact"`
+	AvailabilityImpact    *string  `json:"availabilityImpact"`
 }
 
 type nvdWeakness struct {
