@@ -3,6 +3,7 @@ package loader
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -355,15 +356,7 @@ func decodeEPSS(r io.Reader, label string) (*EPSS, error) {
 			line = d + epssFirstRowLine
 			return fail("duplicate %s (also on line %d)", appendEPSSName(nil, rows[d].key), first+epssFirstRowLine)
 		}
-		slices.SortFunc(rows, func(a, b epssRow) int {
-			switch {
-			case a.key < b.key:
-				return -1
-			case a.key > b.key:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(rows, func(a, b epssRow) int { return cmp.Compare(a.key, b.key) })
 	}
 	e.rows = rows
 	return e, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -183,15 +184,7 @@ func (p *Plan) WriteEPSS(path string) error {
 					year = append(year, rec{p.cveID(y, k), i})
 				}
 			}
-			slices.SortFunc(year, func(a, b rec) int {
-				switch {
-				case a.id < b.id:
-					return -1
-				case a.id > b.id:
-					return 1
-				}
-				return 0
-			})
+			slices.SortFunc(year, func(a, b rec) int { return cmp.Compare(a.id, b.id) })
 			for _, x := range year {
 				s := int(scores[x.i])
 				pct := (2*le[s]*epssUnit + rows) / (2 * rows) // rounded half up
