@@ -218,12 +218,18 @@ t0=$(date +%s.%N)
 setsid taskset -c "$LOAD_SERVER_CPU" "$BIN" serve -snapshot "$WORK/current" -addr "127.0.0.1:$PORT_VULND" 2>"$WORK/vulnd.log" &
 VPID=$!
 PIDS+=("$VPID")
-for _ in $(seq 1200); do
-	curl -sf -o /dev/null "http://127.0.0.1:$PORT_VULND/cwe" && break
-	kill -0 "$VPID" 2>/dev/null || die "vulnd exited: $(tail -3 "$WORK/vulnd.log")"
-	sleep 0.1
-done
-curl -sf -o /dev/null "http://127.0.0.1:$PORT_VULND/cwe" || die "vulnd does not answer after 120 s"
+# await NAME PORT PID LOG [HINT]: wait up to 120 s for the server to
+# answer, dying with its log's tail if it exits first.
+await() {
+	local name=$1 port=$2 pid=$3 log=$4 hint=${5:-}
+	for _ in $(seq 1200); do
+		curl -sf -o /dev/null "http://127.0.0.1:$port/cwe" && return 0
+		kill -0 "$pid" 2>/dev/null || die "$name exited$hint: $(tail -3 "$log")"
+		sleep 0.1
+	done
+	curl -sf -o /dev/null "http://127.0.0.1:$port/cwe" || die "$name does not answer after 120 s"
+}
+await vulnd "$PORT_VULND" "$VPID" "$WORK/vulnd.log"
 LOAD_SECONDS=$(printf "%.2f" "$(echo "$(date +%s.%N) - $t0" | bc)")
 say "vulnd answers after ${LOAD_SECONDS}s, RSS $(($(rss_kb "$VPID") / 1024)) MB"
 
@@ -246,12 +252,7 @@ if ((BEFORE)); then
 	setsid taskset -c "$LOAD_SERVER_CPU" "$BIN_BEFORE" serve -snapshot "$SNAP" -addr "127.0.0.1:$PORT_BEFORE" 2>"$WORK/vulnd-before.log" &
 	BPID=$!
 	PIDS+=("$BPID")
-	for _ in $(seq 1200); do
-		curl -sf -o /dev/null "http://127.0.0.1:$PORT_BEFORE/cwe" && break
-		kill -0 "$BPID" 2>/dev/null || die "vulnd-before exited (does it read this snapshot's format?): $(tail -3 "$WORK/vulnd-before.log")"
-		sleep 0.1
-	done
-	curl -sf -o /dev/null "http://127.0.0.1:$PORT_BEFORE/cwe" || die "vulnd-before does not answer after 120 s"
+	await vulnd-before "$PORT_BEFORE" "$BPID" "$WORK/vulnd-before.log" " (does it read this snapshot's format?)"
 	BEFORE_LOAD_SECONDS=$(printf "%.2f" "$(echo "$(date +%s.%N) - $t0" | bc)")
 	say "vulnd-before answers after ${BEFORE_LOAD_SECONDS}s, RSS $(($(rss_kb "$BPID") / 1024)) MB"
 fi
