@@ -343,7 +343,7 @@ func (f *fetcher) downloadPart(ctx context.Context, st *state, src, part string,
 			if err != nil || s > off {
 				return fmt.Errorf("answer to bytes=%d- has Content-Range %q", off, res.Header.Get("Content-Range"))
 			}
-			from = s
+			from, resumedAt = s, s
 		} else {
 			// The whole file: a server that ignores Range, or a file that
 			// changed (If-Range): start over with its validators.
