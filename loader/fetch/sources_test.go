@@ -419,7 +419,9 @@ func TestCVE5Resumed(t *testing.T) {
 			if b, _ := os.ReadFile(filepath.Join(opt.Dir, name)); !bytes.Equal(b, body) {
 				t.Error("the resumed bundle is not the site's")
 			}
-			if !slices.ContainsFunc(*logs, func(l string) bool { return strings.HasSuffix(l, fmt.Sprintf(" (resumed at %s)", ByteSize(int64(cut)))) }) {
+			if !slices.ContainsFunc(*logs, func(l string) bool {
+				return strings.HasSuffix(l, fmt.Sprintf(" (resumed at %s)", ByteSize(int64(cut))))
+			}) {
 				t.Errorf("no log line says it resumed: %q", *logs)
 			}
 			if diff := cmp.Diff([]string{StateName, name, "2026-11-24_delta_CVEs_at_0200Z.zip"}, dirFiles(t, opt.Dir)); diff != "" {
