@@ -182,8 +182,10 @@ func (f *fetcher) cve5(ctx context.Context, st *state, note func(string, bool)) 
 	})
 	if errors.Is(err, ErrNotModified) {
 		for _, a := range st.CVE5Assets {
-			f.opt.Log("unchanged " + a.Name)
-			note(a.Name, false)
+			if !a.Empty {
+				f.opt.Log("unchanged " + a.Name)
+				note(a.Name, false)
+			}
 		}
 		return nil
 	}
@@ -269,7 +271,12 @@ func (f *fetcher) cve5Bundle(ctx context.Context, st *state, base *url.URL, a as
 	}
 	// Checked whole before it is put in place; a bad one is removed, so
 	// the next run starts it over, and the bundles kept stay as they were.
-	records, err := checkBundle(part, as)
+	records, err := checkBundle(ctx, part, as)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while checking: the whole download stays, for the
+		// next run to check.
+		return as, false, fmt.Errorf("%s: interrupted while checking it: %w", src, ctx.Err())
+	}
 	if err != nil {
 		os.Remove(part)
 		st.CVE5Part = nil
@@ -312,9 +319,12 @@ func (f *fetcher) downloadPart(ctx context.Context, st *state, src, part string,
 	var off int64
 	p := st.CVE5Part
 	if p != nil && p.assetState == as && as.Size > 0 && (p.ETag != "" || p.LastModified != "" || as.SHA256 != "") {
-		if fi, err := os.Stat(part); err == nil && fi.Mode().IsRegular() && fi.Size() < as.Size {
+		if fi, err := os.Stat(part); err == nil && fi.Mode().IsRegular() && fi.Size() <= as.Size {
 			off = fi.Size()
 		}
+	}
+	if off > 0 && off == as.Size {
+		return off, nil // downloaded whole by a run stopped before its check ended
 	}
 	if off == 0 {
 		p = &partState{assetState: as}
@@ -397,7 +407,7 @@ func contentRangeStart(v string) (int64, error) {
 // release gives them, then that it is a zip of CVE JSON 5 records that
 // vulnd build reads whole (every record decoded). It returns how many
 // records it holds.
-func checkBundle(path string, as assetState) (int, error) {
+func checkBundle(ctx context.Context, path string, as assetState) (int, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return 0, err
@@ -429,7 +439,12 @@ func checkBundle(path string, as assetState) (int, error) {
 		return 0, errors.New("not a zip archive")
 	}
 	n := 0
-	err = loader.ReadCVE5(path, func(*loader.CVE5Record) error { n++; return nil })
+	err = loader.ReadCVE5(path, func(*loader.CVE5Record) error {
+		if n++; n%1024 == 0 {
+			return ctx.Err() // a baseline takes a while: SIGINT stops it
+		}
+		return nil
+	})
 	return n, err
 }
 

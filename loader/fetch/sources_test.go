@@ -582,3 +582,24 @@ func TestRunSources(t *testing.T) {
 		t.Errorf("with both turned off: %+v, %d and %d requests", res, s.count("/epss/current.csv.gz"), s.count("/cve5/releases/latest"))
 	}
 }
+
+// TestCVE5WholePartChecked: a bundle downloaded whole by a run stopped
+// while it was checking it (SIGINT) is checked and put in place by the
+// next run without being downloaded again.
+func TestCVE5WholePartChecked(t *testing.T) {
+	s, opt, _ := sourcesSetup(t)
+	opt.EPSSURL = "-"
+	name := "2026-11-24_all_CVEs_at_midnight.zip.zip"
+	body := s.files["/cve5/releases/dl/"+name]
+	sum := sha256.Sum256(body)
+	os.WriteFile(filepath.Join(opt.Dir, "."+name+".part"), body, 0o644)
+	st, _ := json.Marshal(state{CVE5Part: &partState{assetState: assetState{Name: name, Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}, ETag: `"x"`}})
+	os.WriteFile(filepath.Join(opt.Dir, StateName), st, 0o644)
+	res := mustSources(t, opt)
+	if !slices.Contains(res.Fetched, name) || s.count("/cve5/releases/dl/"+name) != 0 {
+		t.Errorf("result %+v, %d downloads of the baseline; want it put in place from its part, none", res, s.count("/cve5/releases/dl/"+name))
+	}
+	if b, _ := os.ReadFile(filepath.Join(opt.Dir, name)); !bytes.Equal(b, body) {
+		t.Error("the bundle is not the part's")
+	}
+}
