@@ -22,10 +22,10 @@ var fetchHelp = help{
 	about: `Mirrors NVD's CVE API 2.0 feed files (nvdcve-2.0-YYYY.json.gz, -modified,
 -recent), MITRE's CWE catalog (cwec_latest.xml.zip), FIRST's daily EPSS
 file and the CVE Program's cvelistV5 bundles of CVE JSON 5 records into
-DIR, which must exist. Each feed's .meta is read first and the feed downloaded only
-when it changed; as it streams in, its content must match the meta's size
-and SHA-256 before it replaces the old copy (temporary file, fsync,
-rename), then the meta is written beside it. The yearly feeds are checked
+DIR, which must exist. Each feed's .meta is read first and the feed
+downloaded only when it changed; as it streams in, its content must match
+the meta's size and SHA-256 before it replaces the old copy (temporary
+file, fsync, rename), then the meta is written beside it. The yearly feeds are checked
 on the first run and when the last full run is older than -max-age (or
 checked fewer years than -years asks for); the catalog by a conditional
 GET, and it must be a zip of one XML file.
