@@ -111,7 +111,10 @@ sample: build
 #   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current PIDFILE=/run/vulnd.pid
 # With FETCH=1 it first brings FEEDS up to date with vulnd fetch (from
 # FETCH_URL, default NVD's; the catalog is then FEEDS/cwec_latest.xml.zip
-# unless CWE names another), so one command runs the whole cycle:
+# unless CWE names another; cvelistV5's bundles of CVE JSON 5 records and
+# FIRST's EPSS file too, which FETCH_FLAGS='-cve5-url - -epss-url -'
+# turns off; vulnd feeds lists the bundles for the build), so one command
+# runs the whole cycle:
 #   make refresh FETCH=1 FEEDS=/srv/nvd SNAP=/srv/vulnd/current UNIT=vulnd
 # With PUBLISH=oci://REGISTRY/REPOSITORY it then pushes the new snapshot
 # there, tagged with its build time and latest (vulnd publish;

@@ -120,8 +120,14 @@ cycle() {
 	t=$(now_ms)
 	# -max-age 1s: check the yearly feeds every run too, so a test cycle
 	# does not wait eight days; only changed ones are downloaded.
+	# The EPSS file and the cvelistV5 release from the site when
+	# bench/feedsite laid them out (bench/synth wrote them), else off:
+	# never the real hosts.
+	local sources=(-epss-url - -cve5-url -)
+	[[ -f $WORK/site/epss_scores-current.csv.gz ]] && sources[1]="http://127.0.0.1:$SITE_PORT/epss_scores-current.csv.gz"
+	[[ -f $WORK/site/cve5/releases/latest ]] && sources[3]="http://127.0.0.1:$SITE_PORT/cve5/"
 	"$BIN" fetch -dir "$WORK/op/feeds" -base-url "http://127.0.0.1:$SITE_PORT/" \
-		-cwe-url "http://127.0.0.1:$SITE_PORT/cwec_latest.xml.zip" -years 2002-2026 -max-age 1s \
+		-cwe-url "http://127.0.0.1:$SITE_PORT/cwec_latest.xml.zip" "${sources[@]}" -years 2002-2026 -max-age 1s \
 		>>"$WORK/op.log" 2>&1 || die "vulnd fetch failed: $(tail -n 3 "$WORK/op.log")"
 	T_FETCH=$(($(now_ms) - t)) t=$(now_ms)
 	[[ -d $WORK/op/current ]] && prev=(-previous "$WORK/op/current")

@@ -13,6 +13,16 @@
 // the same as the one SITE_DIR already holds keeps its file and .meta, so
 // a mirror sees only what changed. Every file is written beside its
 // place and renamed, so a server never hands out half of one.
+//
+// When SYNTH_DIR holds them, the other sources vulnd fetch mirrors are
+// laid out too: the newest epss_scores-*.csv.gz as
+// epss_scores-current.csv.gz (-epss-url SITE/epss_scores-current.csv.gz),
+// and the CVE JSON 5 record files (found by content; gzip or plain, a
+// record or an array) as a cvelistV5 release (-cve5-url SITE/cve5/):
+// cve5/releases/download/DAY_all_CVEs_at_midnight.zip.zip, DAY -time's
+// date, a zip holding cves.zip holding cves/YYYY/NNxxx/ID.json as the CVE
+// Program lays them out, and cve5/releases/latest describing it as
+// GitHub's API does (name, relative browser_download_url, size, digest).
 package main
 
 import (
@@ -124,6 +134,12 @@ func run(args []string) error {
 		written += n
 	}
 	if err := writeCatalog(*from, *to); err != nil {
+		return err
+	}
+	if err := writeEPSS(*from, *to); err != nil {
+		return err
+	}
+	if err := writeCVE5(*from, *to, now); err != nil {
 		return err
 	}
 	fmt.Printf("feedsite: %s: %d feeds written (changed), %d modified and %d recent records\n", *to, written, len(modified), len(recent))

@@ -15,14 +15,14 @@ import (
 // names every argument and flag of what it describes.
 func TestHelp(t *testing.T) {
 	top := []string{"vulnd build -cwe CWE_CATALOG -o OUT_DIR", "FEED...", "vulnd serve -snapshot DIR",
-		"vulnd validate DIR", "vulnd feeds DIR...", "vulnd version", "vulnd help [COMMAND]"}
+		"vulnd validate DIR", "vulnd feeds [-epss] DIR...", "vulnd version", "vulnd help [COMMAND]"}
 	build := []string{"Usage: vulnd build", "FEED...", "-cwe CWE_CATALOG", "-o OUT_DIR", "-previous PREV_DIR",
 		"-time RFC3339", "-keep-reports int", "(default 100)"}
 	serve := []string{"Usage: vulnd serve", "-snapshot DIR", "-addr HOST:PORT", `(default "127.0.0.1:8080")`,
 		"-admin-addr HOST:PORT", "-page-size int", "-drain-wait duration", "-drain-timeout duration",
 		"-log-format format", "-access-log", "-cache-control string", "-pidfile PATH", "-pprof"}
 	validate := []string{"Usage: vulnd validate DIR", "Arguments:\n  DIR\n", "Flags: none"}
-	feeds := []string{"Usage: vulnd feeds DIR...", "Arguments:\n  DIR...\n", "modified", "recent"}
+	feeds := []string{"Usage: vulnd feeds [-epss] DIR...", "Arguments:\n  DIR...\n", "modified", "recent", "CVE JSON 5 record", "  -epss\n"}
 	version := []string{"Usage: vulnd version", "Flags: none"}
 	for _, tc := range []struct {
 		args []string

@@ -18,22 +18,37 @@ import (
 )
 
 var fetchHelp = help{
-	usage: "fetch -dir DIR [-base-url URL] [-cwe-url URL] [-years FIRST-LAST|all] [-max-age 8d] [flags]",
+	usage: "fetch -dir DIR [-base-url URL] [-cwe-url URL] [-epss-url URL] [-cve5-url URL] [-years FIRST-LAST|all] [-max-age 8d] [flags]",
 	about: `Mirrors NVD's CVE API 2.0 feed files (nvdcve-2.0-YYYY.json.gz, -modified,
--recent) and MITRE's CWE catalog (cwec_latest.xml.zip) into DIR, which
-must exist. Each feed's .meta is read first and the feed downloaded only
-when it changed; as it streams in, its content must match the meta's size
-and SHA-256 before it replaces the old copy (temporary file, fsync,
-rename), then the meta is written beside it. The yearly feeds are checked
+-recent), MITRE's CWE catalog (cwec_latest.xml.zip), FIRST's daily EPSS
+file and the CVE Program's cvelistV5 bundles of CVE JSON 5 records into
+DIR, which must exist. Each feed's .meta is read first and the feed
+downloaded only when it changed; as it streams in, its content must match
+the meta's size and SHA-256 before it replaces the old copy (temporary
+file, fsync, rename), then the meta is written beside it. The yearly feeds are checked
 on the first run and when the last full run is older than -max-age (or
 checked fewer years than -years asks for); the catalog by a conditional
 GET, and it must be a zip of one XML file.
+EPSS (-epss-url): a conditional GET; the file must be gzip and read whole
+as build -epss reads it; kept as epss_scores-DATE.csv.gz (DATE its
+score_date), the older one removed, an older one than kept passed over.
+CVE JSON 5 (-cve5-url BASE): BASE/releases/latest describes the newest
+cvelistV5 release (GitHub's API; asked for conditionally); of its assets,
+the newest YYYY-MM-DD_all_CVEs_at_midnight.zip.zip and, for its day and
+each later day, the newest YYYY-MM-DD_delta_CVEs_at_HHMMZ.zip (or
+_at_end_of_day) are kept, the others removed once these are in place.
+Each must match the size and SHA-256 the release gives and be a zip of
+records build reads whole; a download cut short is kept as .NAME.part
+and resumed (Range) by the next try or run. The baseline is some 600 MB
+and new each day. Give - to -epss-url or -cve5-url to skip that source.
 Network errors, timeouts, 429 and 5xx are tried again with backoff,
 honouring Retry-After. One line per file on stderr (a progress line on a
 terminal), the counts on stdout. On a failure, or SIGINT/SIGTERM, exit 1
 with one line naming the URL or file: that file keeps its old copy and
 meta, and the files fetched before it are complete and checked, so a run
-again goes on from there. Then run vulnd build on DIR's feeds.`,
+again goes on from there. Then run vulnd build on what vulnd feeds DIR
+lists (the NVD feeds and the record files), with -epss $(vulnd feeds
+-epss DIR).`,
 }
 
 // cmdFetch is vulnd fetch: mirror NVD's feeds and MITRE's catalog.
@@ -42,6 +57,8 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", "", "directory to mirror into, `DIR` (required; must exist)")
 	base := fs.String("base-url", fetch.DefaultBaseURL, "where the feeds and their .meta files are, `URL` (a site mirror may serve them)")
 	cwe := fs.String("cwe-url", fetch.DefaultCWEURL, "the CWE catalog's `URL`; - to skip it")
+	epss := fs.String("epss-url", fetch.DefaultEPSSURL, "FIRST's daily EPSS file, `URL` (a mirror may serve it); - to skip it")
+	cve5 := fs.String("cve5-url", fetch.DefaultCVE5URL, "where BASE/releases/latest describes the newest cvelistV5 release, `BASE` (GitHub's API; a mirror may serve it); - to skip the CVE JSON 5 bundles")
 	years := fs.String("years", "all", "the yearly feeds: `FIRST-LAST`, one year, or all (2002 to this year)")
 	maxAge := days(fetch.DefaultMaxAge)
 	fs.Var(&maxAge, "max-age", "check the yearly feeds again when the last full run is older than `AGE`: days (8d) or a duration (36h); NVD's modified feed covers 8 days")
@@ -70,9 +87,11 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	if err := checkURL("-base-url", *base); err != nil {
 		return err
 	}
-	if *cwe != "-" {
-		if err := checkURL("-cwe-url", *cwe); err != nil {
-			return err
+	for _, u := range []struct{ flag, url string }{{"-cwe-url", *cwe}, {"-epss-url", *epss}, {"-cve5-url", *cve5}} {
+		if u.url != "-" {
+			if err := checkURL(u.flag, u.url); err != nil {
+				return err
+			}
 		}
 	}
 	// Looked at last, so that the checks above need no directory.
@@ -84,7 +103,7 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	case !fi.IsDir():
 		return usageError{fmt.Errorf("-dir %s is not a directory", *dir)}
 	}
-	opt := fetch.Options{Dir: *dir, BaseURL: *base, CWEURL: *cwe, FirstYear: first, LastYear: last,
+	opt := fetch.Options{Dir: *dir, BaseURL: *base, CWEURL: *cwe, EPSSURL: *epss, CVE5URL: *cve5, FirstYear: first, LastYear: last,
 		MaxAge: time.Duration(maxAge), Timeout: *timeout, Attempts: *attempts,
 		Log: func(line string) { fmt.Fprintln(stderr, "vulnd fetch: "+line) }}
 	if isTerminal(stderr) {

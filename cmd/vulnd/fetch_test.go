@@ -1,10 +1,12 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +32,7 @@ import (
 func TestFetchThenBuild(t *testing.T) {
 	srv, _, hits := feedSite(t, syntheticFeeds(t), "")
 	dir := t.TempDir()
-	args := []string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024-2024"}
+	args := append([]string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024-2024"}, noSources...)
 	var out, errs bytes.Buffer
 	if code := run(args, &out, &errs); code != 0 {
 		t.Fatalf("fetch: exit %d: %s", code, errs.String())
@@ -82,19 +84,22 @@ func TestMakeRefreshFetch(t *testing.T) {
 	feeds, snap := filepath.Join(tmp, "feeds"), filepath.Join(tmp, "current")
 	os.Mkdir(feeds, 0o755)
 	out, err := exec.Command("make", "--no-print-directory", "-C", filepath.Join("..", ".."), "refresh", "FETCH=1",
-		"BIN="+filepath.Join(tmp, "vulnd"), "FETCH_URL="+srv.URL+"/", "FETCH_FLAGS=-cwe-url "+srv.URL+"/cwe.zip -years 2024-2024",
+		"BIN="+filepath.Join(tmp, "vulnd"), "FETCH_URL="+srv.URL+"/", "FETCH_FLAGS=-cwe-url "+srv.URL+"/cwe.zip -years 2024-2024 "+strings.Join(sourceFlags(srv), " "),
 		"FEEDS="+feeds, "SNAP="+snap).CombinedOutput()
 	if err != nil {
 		t.Fatalf("make refresh FETCH=1: %v\n%s", err, out)
 	}
+	// The records of the bundles fetched reach the build through vulnd
+	// feeds: 3 CVEs of the feeds and 18 of the records.
 	for _, w := range []string{"vulnd fetch: fetched nvdcve-2.0-2024.json.gz", "vulnd fetch: fetched cwec_latest.xml.zip",
-		"-cwe " + feeds + "/cwec_latest.xml.zip", "wrote " + snap + ".next: 3 CVEs, 1427 CWEs"} {
+		"vulnd fetch: fetched " + bundleName, "vulnd fetch: fetched epss_scores-2026-09-29.csv.gz",
+		"-cwe " + feeds + "/cwec_latest.xml.zip", "wrote " + snap + ".next: 21 CVEs, 1427 CWEs"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
 	// The fetch command it echoes is the one it runs, flags and all.
-	if echo := "vulnd fetch -dir " + feeds + " -base-url " + srv.URL + "/ -cwe-url " + srv.URL + "/cwe.zip -years 2024-2024\n"; !strings.Contains(string(out), echo) {
+	if echo := "vulnd fetch -dir " + feeds + " -base-url " + srv.URL + "/ -cwe-url " + srv.URL + "/cwe.zip -years 2024-2024 " + strings.Join(sourceFlags(srv), " ") + "\n"; !strings.Contains(string(out), echo) {
 		t.Errorf("output lacks the fetch command %q:\n%s", echo, out)
 	}
 	if _, err := loader.Validate(snap); err != nil {
@@ -129,6 +134,8 @@ func TestFetchCommandLine(t *testing.T) {
 		{[]string{"-dir", dir, "-base-url", "nvd.nist.gov/feeds/json/cve/2.0/"}, "vulnd fetch: -base-url \"nvd.nist.gov/feeds/json/cve/2.0/\" is not an http:// or https:// URL; see vulnd help fetch\n"},
 		{[]string{"-dir", dir, "-base-url", "http://"}, "vulnd fetch: -base-url \"http://\" is not an http:// or https:// URL; see vulnd help fetch\n"},
 		{[]string{"-dir", dir, "-cwe-url", "file:///srv/cwec_latest.xml.zip"}, "vulnd fetch: -cwe-url \"file:///srv/cwec_latest.xml.zip\" is not an http:// or https:// URL; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-epss-url", "epss.empiricalsecurity.com/epss_scores-current.csv.gz"}, "vulnd fetch: -epss-url \"epss.empiricalsecurity.com/epss_scores-current.csv.gz\" is not an http:// or https:// URL; see vulnd help fetch\n"},
+		{[]string{"-dir", dir, "-cve5-url", "ftp://mirror.example/cvelistV5/"}, "vulnd fetch: -cve5-url \"ftp://mirror.example/cvelistV5/\" is not an http:// or https:// URL; see vulnd help fetch\n"},
 		{[]string{"-dir", dir, "-years", fmt.Sprintf("2024-%d", thisYear+1)}, fmt.Sprintf("vulnd fetch: -years \"2024-%d\": %d is in the future; NVD's last yearly feed is %d's; see vulnd help fetch\n", thisYear+1, thisYear+1, thisYear)},
 		{[]string{"-dir", dir, "-years", fmt.Sprint(thisYear + 1)}, fmt.Sprintf("vulnd fetch: -years \"%d\": %d is in the future; NVD's last yearly feed is %d's; see vulnd help fetch\n", thisYear+1, thisYear+1, thisYear)},
 		{[]string{"-dir", dir, "-base-url", "http://127.0.0.1:1/"}, "vulnd fetch: -dir feeds does not exist; create it first; see vulnd help fetch\n"},
@@ -165,7 +172,8 @@ func TestFetchCommandLine(t *testing.T) {
 
 // feedSite serves files as NVD does: each feed of files (name -> path of
 // a gzipped NVD feed) with a .meta made for it, and the CWE catalog as
-// /cwe.zip. A request for a path in stall is answered with a few bytes,
+// /cwe.zip; and the sources of sourceFlags: FIRST's EPSS file and a
+// cvelistV5 release (sourceFiles). A request for a path in stall is answered with a few bytes,
 // then nothing until the client leaves; stalled is closed then. hits
 // tells how many times a path was asked for.
 func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptest.Server, stalled chan struct{}, hits func(path string) int) {
@@ -194,6 +202,9 @@ func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptes
 		t.Fatal(err)
 	}
 	files["/cwe.zip"] = cwe
+	for p, b := range sourceFiles(t) {
+		files[p] = b
+	}
 	stalled = make(chan struct{})
 	var mu sync.Mutex
 	count := map[string]int{}
@@ -214,13 +225,107 @@ func feedSite(t *testing.T, feeds map[string]string, stall string) (srv *httptes
 			return
 		}
 		if b, ok := files[r.URL.Path]; ok {
-			w.Write(b)
+			// With an ETag, conditional requests and Range, as GitHub's
+			// and FIRST's servers answer.
+			sum := sha256.Sum256(b)
+			w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 			return
 		}
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, stalled, hits
+}
+
+// sourceFlags point vulnd fetch's EPSS and CVE JSON 5 sources at
+// feedSite srv.
+func sourceFlags(srv *httptest.Server) []string {
+	return []string{"-epss-url", srv.URL + "/epss_scores-current.csv.gz", "-cve5-url", srv.URL + "/cve5/"}
+}
+
+// noSources turns vulnd fetch's EPSS and CVE JSON 5 sources off, for the
+// tests of NVD's feeds alone (they must never reach the real hosts).
+var noSources = []string{"-epss-url", "-", "-cve5-url", "-"}
+
+// bundleName and deltaName are the cvelistV5 assets feedSite serves.
+const (
+	bundleName = "2026-11-25_all_CVEs_at_midnight.zip.zip"
+	deltaName  = "2026-11-25_delta_CVEs_at_0100Z.zip"
+)
+
+// sourceFiles are the EPSS and cvelistV5 paths of feedSite: the real
+// EPSS rows of ../shared/data/epss, gzipped, as
+// /epss_scores-current.csv.gz; and a release (/cve5/releases/latest)
+// whose baseline holds cves.zip holding the 18 real records of
+// ../shared/data/cve5/cvelistV5-sample.json.gz, one file each, as
+// cvelistV5 lays them out, and whose delta holds two of them again.
+func sourceFiles(t *testing.T) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	csv, err := os.ReadFile(sharedData(t, "epss/epss-sample.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(csv)
+	zw.Close()
+	files["/epss_scores-current.csv.gz"] = gz.Bytes()
+	g, err := os.ReadFile(sharedData(t, "cve5/cvelistV5-sample.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []json.RawMessage
+	if err := json.NewDecoder(zr).Decode(&recs); err != nil {
+		t.Fatal(err)
+	}
+	zipOf := func(names []string, bodies [][]byte) []byte {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		for i, n := range names {
+			w, err := zw.Create(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(bodies[i])
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var names []string
+	var bodies [][]byte
+	for _, r := range recs {
+		var m struct {
+			Meta struct {
+				ID string `json:"cveId"`
+			} `json:"cveMetadata"`
+		}
+		json.Unmarshal(r, &m)
+		names = append(names, "cves/"+m.Meta.ID[4:8]+"/"+m.Meta.ID[9:len(m.Meta.ID)-3]+"xxx/"+m.Meta.ID+".json")
+		bodies = append(bodies, r)
+	}
+	full := zipOf([]string{"cves.zip"}, [][]byte{zipOf(names, bodies)})
+	delta := zipOf([]string{"deltaCves/" + filepath.Base(names[0]), "deltaCves/" + filepath.Base(names[1])}, bodies[:2])
+	var assets []map[string]any
+	for _, a := range []struct {
+		name string
+		b    []byte
+	}{{bundleName, full}, {deltaName, delta}} {
+		sum := sha256.Sum256(a.b)
+		files["/cve5/releases/download/cve_2026-11-25_0100Z/"+a.name] = a.b
+		assets = append(assets, map[string]any{"name": a.name, "size": len(a.b), "digest": "sha256:" + hex.EncodeToString(sum[:]),
+			"browser_download_url": "download/cve_2026-11-25_0100Z/" + a.name})
+	}
+	rel, _ := json.Marshal(map[string]any{"tag_name": "cve_2026-11-25_0100Z", "assets": assets})
+	files["/cve5/releases/latest"] = rel
+	return files
 }
 
 // syntheticFeeds writes the 2024, modified and recent feeds, one made-up
@@ -259,7 +364,7 @@ func TestBinaryFetchBuild(t *testing.T) {
 	}, "")
 	dir := filepath.Join(tmp, "feeds")
 	os.Mkdir(dir, 0o755)
-	out, err := exec.Command(bin, "fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", srv.URL+"/cwe.zip", "-years", "2024").CombinedOutput()
+	out, err := exec.Command(bin, append([]string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", srv.URL + "/cwe.zip", "-years", "2024"}, noSources...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("fetch: %v\n%s", err, out)
 	}
@@ -306,7 +411,7 @@ func TestBinaryFetchInterrupted(t *testing.T) {
 	}, "/nvdcve-2.0-modified.json.gz")
 	dir := filepath.Join(tmp, "feeds")
 	os.Mkdir(dir, 0o755)
-	cmd := exec.Command(bin, "fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024")
+	cmd := exec.Command(bin, append([]string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024"}, noSources...)...)
 	var out, errs syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	if err := cmd.Start(); err != nil {
@@ -340,5 +445,60 @@ func TestBinaryFetchInterrupted(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"nvdcve-2.0-2024.json.gz", "nvdcve-2.0-2024.meta"}, names); diff != "" {
 		t.Errorf("directory (-want +got):\n%s", diff)
+	}
+}
+
+// TestFetchAllSources: vulnd fetch with -epss-url and -cve5-url pointed
+// at a local site (a stand-in for FIRST's host and GitHub's) mirrors the
+// EPSS file and the cvelistV5 bundles beside NVD's feeds; vulnd feeds
+// lists the feeds then the bundles, and -epss the EPSS file; vulnd build
+// reads the records; a second fetch downloads nothing. A source turned
+// off with - is not asked for.
+func TestFetchAllSources(t *testing.T) {
+	srv, _, hits := feedSite(t, syntheticFeeds(t), "")
+	dir := t.TempDir()
+	args := append([]string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024-2024"}, sourceFlags(srv)...)
+	o, e, code := vulndRun(args...)
+	if code != 0 || o != dir+": 6 fetched, 0 unchanged\n" {
+		t.Fatalf("fetch: exit %d, stdout %q, stderr:\n%s", code, o, e)
+	}
+	for _, w := range []string{"vulnd fetch: fetched epss_scores-2026-09-29.csv.gz: ", ", 10 scores of 2026-09-29 in ",
+		"vulnd fetch: fetched " + bundleName + ": ", ", 18 records in ", "vulnd fetch: fetched " + deltaName + ": "} {
+		if !strings.Contains(e, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, e)
+		}
+	}
+	o, e, code = vulndRun("feeds", dir)
+	inputs := strings.Fields(o)
+	want := []string{filepath.Join(dir, "nvdcve-2.0-2024.json.gz"), filepath.Join(dir, "nvdcve-2.0-modified.json.gz"), filepath.Join(dir, "nvdcve-2.0-recent.json.gz"),
+		filepath.Join(dir, bundleName), filepath.Join(dir, deltaName)}
+	if diff := cmp.Diff(want, inputs); diff != "" || code != 0 || e != "" {
+		t.Errorf("vulnd feeds: exit %d, stderr %q (-want +got):\n%s", code, e, diff)
+	}
+	if o, e, code := vulndRun("feeds", "-epss", dir); code != 0 || o != filepath.Join(dir, "epss_scores-2026-09-29.csv.gz")+"\n" {
+		t.Errorf("vulnd feeds -epss: exit %d, stdout %q, stderr %q", code, o, e)
+	}
+	snap := filepath.Join(t.TempDir(), "snap")
+	o, e, code = vulndRun(append([]string{"build", "-cwe", sharedData(t, "cwe/cwec_v4.15.xml.zip"), "-o", snap}, inputs...)...)
+	if code != 0 || !strings.Contains(o, ": 21 CVEs") {
+		t.Errorf("build: exit %d, stdout %q, stderr:\n%s", code, o, e)
+	}
+	o, e, code = vulndRun(args...)
+	if code != 0 || o != dir+": 0 fetched, 5 unchanged\n" {
+		t.Errorf("second fetch: exit %d, stdout %q, stderr:\n%s", code, o, e)
+	}
+	if n := hits("/cve5/releases/download/cve_2026-11-25_0100Z/" + bundleName); n != 1 {
+		t.Errorf("the baseline was downloaded %d times, want once", n)
+	}
+	// Turned off, neither is asked for, and the files kept stay.
+	before := hits("/cve5/releases/latest") + hits("/epss_scores-current.csv.gz")
+	if o, e, code := vulndRun(append(args[:len(args)-4], noSources...)...); code != 0 || o != dir+": 0 fetched, 2 unchanged\n" {
+		t.Errorf("fetch with - : exit %d, stdout %q, stderr:\n%s", code, o, e)
+	}
+	if after := hits("/cve5/releases/latest") + hits("/epss_scores-current.csv.gz"); after != before {
+		t.Errorf("the sources turned off were asked for %d times", after-before)
+	}
+	if o, _, _ := vulndRun("feeds", dir); !cmp.Equal(want, strings.Fields(o)) {
+		t.Errorf("after a fetch without the sources, vulnd feeds lists %q", o)
 	}
 }

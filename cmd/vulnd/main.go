@@ -3,7 +3,7 @@
 //	vulnd build -cwe CWE_CATALOG -o OUT_DIR [flags] FEED...
 //	vulnd serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]
 //	vulnd validate DIR
-//	vulnd feeds DIR...
+//	vulnd feeds [-epss] DIR...
 //	vulnd fetch -dir DIR [flags]
 //	vulnd publish -to oci://REGISTRY/REPOSITORY:TAG SNAPSHOT
 //	vulnd version
@@ -22,14 +22,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vulnd/vulnd/loader"
-	"github.com/vulnd/vulnd/loader/fetch"
 )
 
 func main() {
@@ -44,7 +42,7 @@ Usage:
   vulnd build -cwe CWE_CATALOG -o OUT_DIR [flags] FEED...
   vulnd serve -snapshot DIR [-addr HOST:PORT] [-admin-addr HOST:PORT] [flags]
   vulnd validate DIR
-  vulnd feeds DIR...
+  vulnd feeds [-epss] DIR...
   vulnd fetch -dir DIR [flags]
   vulnd publish -to oci://REGISTRY/REPOSITORY:TAG SNAPSHOT
   vulnd version
@@ -54,8 +52,8 @@ Commands:
   build     build a snapshot directory from NVD feeds, CVE JSON 5 records and the CWE catalog
   serve     serve a snapshot; SIGHUP loads it again, SIGTERM drains and exits
   validate  check a snapshot without serving it; exit 0 if it would load
-  feeds     list the NVD feed files in directories, in the order build wants
-  fetch     mirror NVD's feed files and MITRE's CWE catalog, only what changed
+  feeds     list the NVD feeds and CVE JSON 5 record files in directories, in the order build wants
+  fetch     mirror NVD's feeds, MITRE's CWE catalog, FIRST's EPSS and cvelistV5's bundles, only what changed
   publish   push a snapshot to an OCI registry, for replicas that serve -pull
   version   print what this binary was built from (also: vulnd --version)
   help      print this, or with COMMAND, that command's arguments and flags
@@ -240,20 +238,7 @@ internal consistency) without serving it. Exit 0, with its counts on
 stdout, if serve would load it; otherwise 1, with one line saying why.`,
 		args: [][2]string{{"DIR", "a snapshot directory, as vulnd build -o writes"}},
 	},
-	"feeds": {
-		usage: "feeds DIR...",
-		about: `Prints the NVD CVE API 2.0 feed files directly in each DIR, one path a
-line, found by content (gzip, zstd, zip or plain JSON holding an NVD CVE
-feed object), not by name: by name, then those whose name holds
-"modified", then "recent", the order vulnd build should read them in;
-given several DIRs, each DIR's by name, one DIR after the other, then the
-modified feeds of all, then the recent ones. Other files, and hidden ones
-(a name starting with ".", as vulnd fetch names a download in progress),
-are named on stderr as skipped, except those vulnd fetch keeps beside the
-feeds: NAME.meta, .vulnd-fetch.json and cwec_latest.xml.zip. Exit 1 if a
-DIR holds none.`,
-		args: [][2]string{{"DIR...", "directories to look in, one or more (not recursive)"}},
-	},
+	"feeds":   feedsHelp,
 	"fetch":   fetchHelp,
 	"publish": publishHelp,
 	"version": {
@@ -395,40 +380,5 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: ok: format %d, built %s, %s\n", fs.Arg(0), m.Version, m.BuiltAt, countsLine(m.Counts))
-	return nil
-}
-
-func cmdFeeds(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("feeds")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if err := checkArgs(fs, "DIR", 1, -1); err != nil {
-		return err
-	}
-	var all []string
-	for _, dir := range fs.Args() {
-		feeds, skipped, err := loader.FeedFiles(dir)
-		if err != nil {
-			return err
-		}
-		for _, p := range skipped {
-			// What vulnd fetch keeps beside the feeds (their .meta, its
-			// state, the catalog) is expected there, not news.
-			if !fetch.Keeps(filepath.Base(p)) {
-				fmt.Fprintf(stderr, "vulnd feeds: skipped %s: not an NVD CVE feed\n", p)
-			}
-		}
-		if len(feeds) == 0 {
-			return fmt.Errorf("no NVD CVE feed files in %s", dir)
-		}
-		all = append(all, feeds...)
-	}
-	// modified and recent last across all the directories, not within
-	// each: they must win over every yearly feed.
-	loader.SortFeeds(all)
-	for _, p := range all {
-		fmt.Fprintln(stdout, p)
-	}
 	return nil
 }

@@ -1,8 +1,13 @@
-// Package fetch mirrors NVD's CVE API 2.0 feed files and MITRE's CWE
-// catalog into a directory, downloading only what changed: each feed's
-// .meta file says when it changed and the SHA-256 of its content, which
-// every download is checked against, as it streams in, before it replaces
-// the old copy. The catalog is asked for with a conditional GET.
+// Package fetch mirrors NVD's CVE API 2.0 feed files, MITRE's CWE
+// catalog, FIRST's daily EPSS file and the CVE Program's cvelistV5
+// bundles of CVE JSON 5 records into a directory, downloading only what
+// changed: each feed's .meta file says when it changed and the SHA-256 of
+// its content, which every download is checked against, as it streams in,
+// before it replaces the old copy. The catalog and the EPSS file are
+// asked for with a conditional GET; the bundles are those the newest
+// cvelistV5 release names (its description asked for conditionally),
+// checked against the size and SHA-256 it gives and read whole, and a
+// bundle's download cut short is resumed where it stopped.
 //
 // Each file is replaced on its own, atomically (temporary file beside it,
 // fsync, rename, fsync of the directory; a feed's meta after the feed), so
@@ -56,10 +61,17 @@ const (
 )
 
 // Keeps reports whether a file of this name is one Run keeps in its
-// directory beside the feeds, not a feed: a feed's .meta
-// (nvdcve-2.0-*.meta), the state file (StateName) or the CWE catalog
-// (CWEName). vulnd feeds does not name them as skipped.
+// directory beside the feeds, not a feed nor a record file: a feed's
+// .meta (nvdcve-2.0-*.meta), the state file (StateName), the CWE catalog
+// (CWEName), or the unfinished download of a cvelistV5 bundle that the
+// next run resumes (.NAME.part). vulnd feeds does not name them as
+// skipped.
 func Keeps(name string) bool {
+	if n, ok := strings.CutPrefix(name, "."); ok {
+		if n, ok := strings.CutSuffix(n, ".part"); ok && IsCVE5Bundle(n) {
+			return true
+		}
+	}
 	return name == StateName || name == CWEName ||
 		strings.HasPrefix(name, "nvdcve-2.0-") && strings.HasSuffix(name, ".meta")
 }
@@ -69,6 +81,12 @@ type Options struct {
 	Dir     string
 	BaseURL string // the feeds' directory URL; "": DefaultBaseURL
 	CWEURL  string // "": DefaultCWEURL; "-" to skip the catalog
+	// EPSSURL is FIRST's daily EPSS file ("": DefaultEPSSURL; "-" to
+	// skip it).
+	EPSSURL string
+	// CVE5URL is where BASE/releases/latest describes the newest
+	// cvelistV5 release ("": DefaultCVE5URL; "-" to skip the bundles).
+	CVE5URL string
 	// The yearly feeds are those from FirstYear to LastYear (0: 2002 and
 	// the current year).
 	FirstYear, LastYear int
@@ -104,12 +122,23 @@ type state struct {
 	FullLastYear    int    `json:"full_last_year,omitempty"`
 	CWEETag         string `json:"cwe_etag,omitempty"`
 	CWELastModified string `json:"cwe_last_modified,omitempty"`
+	// The EPSS file kept and the validators of the answer it came in.
+	EPSSFile         string `json:"epss_file,omitempty"`
+	EPSSETag         string `json:"epss_etag,omitempty"`
+	EPSSLastModified string `json:"epss_last_modified,omitempty"`
+	// The cvelistV5 bundles kept, the validators of the release
+	// description that named them, and the bundle left half downloaded.
+	CVE5Assets       []assetState `json:"cve5_assets,omitempty"`
+	CVE5ETag         string       `json:"cve5_etag,omitempty"`
+	CVE5LastModified string       `json:"cve5_last_modified,omitempty"`
+	CVE5Part         *partState   `json:"cve5_part,omitempty"`
 }
 
 // Run brings opt.Dir up to date: the yearly feeds (on the first run, when
 // one is missing, when the last full run is more than opt.MaxAge old or
 // checked fewer years than asked for now),
-// then modified and recent, then the catalog. It stops at the first
+// then modified and recent, then the catalog, the EPSS file and the
+// cvelistV5 bundles (each unless its URL is "-"). It stops at the first
 // failure with an error naming the URL or file; the files fetched before
 // it are in place, complete and checked, and the one that failed keeps its
 // old copy and meta. Run is safe to call again after a failure: what is
@@ -156,6 +185,21 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 			return res, err
 		}
 		note(CWEName, fetched)
+		if err := f.writeState(st); err != nil {
+			return res, err
+		}
+	}
+	if f.opt.EPSSURL != "-" {
+		name, fetched, err := f.epss(ctx, &st)
+		if err != nil {
+			return res, err
+		}
+		note(name, fetched)
+	}
+	if f.opt.CVE5URL != "-" {
+		if err := f.cve5(ctx, &st, note); err != nil {
+			return res, err
+		}
 	}
 	if full {
 		st.LastFull, st.FullFirstYear, st.FullLastYear = now, f.opt.FirstYear, f.opt.LastYear
@@ -186,9 +230,19 @@ func newFetcher(opt Options) (*fetcher, error) {
 	if opt.CWEURL == "" {
 		opt.CWEURL = DefaultCWEURL
 	}
+	if opt.EPSSURL == "" {
+		opt.EPSSURL = DefaultEPSSURL
+	}
+	if opt.CVE5URL == "" {
+		opt.CVE5URL = DefaultCVE5URL
+	}
+	if opt.CVE5URL != "-" && !strings.HasSuffix(opt.CVE5URL, "/") {
+		opt.CVE5URL += "/"
+	}
 	// Anything but http(s) fails every try alike: refuse it before any.
-	for _, u := range []struct{ what, url string }{{"base URL", opt.BaseURL}, {"catalog URL", opt.CWEURL}} {
-		if u.url == "-" && u.what == "catalog URL" {
+	for _, u := range []struct{ what, url string }{{"base URL", opt.BaseURL}, {"catalog URL", opt.CWEURL},
+		{"EPSS URL", opt.EPSSURL}, {"CVE JSON 5 URL", opt.CVE5URL}} {
+		if u.url == "-" && u.what != "base URL" {
 			continue
 		}
 		if p, err := url.Parse(u.url); err != nil || p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
@@ -234,7 +288,7 @@ func removeStale(dir string) error {
 		}
 		switch {
 		case strings.HasPrefix(base, "nvdcve-2.0-") && (strings.HasSuffix(base, ".json.gz") || strings.HasSuffix(base, ".meta")),
-			base == CWEName, base == StateName:
+			base == CWEName, base == StateName, base == "epss_scores.csv.gz":
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}

@@ -163,7 +163,7 @@ func setup(t *testing.T) (*mirror, Options, *[]time.Duration) {
 	var slept []time.Duration
 	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	opt := Options{
-		Dir: t.TempDir(), BaseURL: srv.URL + "/feeds", CWEURL: srv.URL + "/cwe.zip",
+		Dir: t.TempDir(), BaseURL: srv.URL + "/feeds", CWEURL: srv.URL + "/cwe.zip", EPSSURL: "-", CVE5URL: "-",
 		FirstYear: 2023, LastYear: 2024, Client: srv.Client(),
 		Now:   func() time.Time { return now },
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil },
@@ -720,6 +720,8 @@ func TestRunOptions(t *testing.T) {
 		{"years", Options{Dir: filepath.Dir(file), FirstYear: 2025, LastYear: 2024}, "years 2025-2024: the first is after the last"},
 		{"ftp base", Options{Dir: filepath.Dir(file), BaseURL: "ftp://nvd.example/feeds/"}, `base URL "ftp://nvd.example/feeds/" is not an http:// or https:// URL`},
 		{"file catalog", Options{Dir: filepath.Dir(file), CWEURL: "/srv/cwec.zip"}, `catalog URL "/srv/cwec.zip" is not an http:// or https:// URL`},
+		{"ftp EPSS", Options{Dir: filepath.Dir(file), EPSSURL: "ftp://epss.example/e.csv.gz"}, `EPSS URL "ftp://epss.example/e.csv.gz" is not an http:// or https:// URL`},
+		{"file CVE5", Options{Dir: filepath.Dir(file), CVE5URL: "/srv/cvelistV5"}, `CVE JSON 5 URL "/srv/cvelistV5/" is not an http:// or https:// URL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Run(context.Background(), tc.opt); err == nil || !strings.Contains(err.Error(), tc.err) {

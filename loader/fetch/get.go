@@ -47,7 +47,9 @@ type Getter struct {
 var ErrNotModified = errors.New("fetch: not modified")
 
 // Get GETs url with the headers hdr and hands a 200 answer to use, which
-// reads the body. If hdr makes the request conditional (If-None-Match or
+// reads the body, or a 206 when hdr asks for a Range. hdr is read again
+// at each try, so use may change it for the next (a Range that starts
+// where a cut transfer stopped). If hdr makes the request conditional (If-None-Match or
 // If-Modified-Since), a 304 returns ErrNotModified without calling use.
 // When use fails, the request is tried again only if reading the body
 // failed (a transfer cut short); any other error of use ends it. Every
@@ -117,6 +119,9 @@ func (g *Getter) try(ctx context.Context, url string, hdr http.Header, use func(
 	conditional := hdr.Get("If-None-Match") != "" || hdr.Get("If-Modified-Since") != ""
 	switch {
 	case res.StatusCode == http.StatusOK:
+	case res.StatusCode == http.StatusPartialContent && hdr.Get("Range") != "":
+		// The rest of a file asked for with Range: use reads
+		// Content-Range.
 	case res.StatusCode == http.StatusNotModified && conditional:
 		return ErrNotModified, false
 	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vulnd/vulnd/loader"
+	"github.com/vulnd/vulnd/loader/fetch"
+)
+
+func gzipOf(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestSiteFetched: the site feedsite lays out from a synthetic directory
+// holding NVD feeds, the catalog, an EPSS file and CVE JSON 5 records,
+// served by a plain file server (as nginx serves it in make fleet-test),
+// is what vulnd fetch mirrors: the feeds, the catalog, the EPSS file and
+// the baseline bundle, whose records vulnd build reads; a second fetch
+// downloads nothing.
+func TestSiteFetched(t *testing.T) {
+	from, site, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	rec := func(id string) string {
+		return `{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"` + id + `","state":"PUBLISHED","assignerShortName":"t",` +
+			`"datePublished":"2026-11-20T00:00:00.000Z","dateUpdated":"2026-11-21T00:00:00.000Z"},` +
+			`"containers":{"cna":{"providerMetadata":{"orgId":"x"},"descriptions":[{"lang":"en","value":"d"}],"affected":[{"vendor":"v","product":"p","versions":[{"version":"1","status":"affected"}]}],"references":[]}}}`
+	}
+	nvd := `{"resultsPerPage":1,"startIndex":0,"totalResults":1,"format":"NVD_CVE","version":"2.0","timestamp":"2026-11-22T00:00:00.000","vulnerabilities":[` +
+		`{"cve":{"id":"CVE-2026-0001","published":"2026-11-20T00:00:00.000","lastModified":"2026-11-21T00:00:00.000","descriptions":[{"lang":"en","value":"x"}],"references":[]}}]}`
+	for name, b := range map[string][]byte{
+		"nvdcve-2.0-2026.json.gz":       gzipOf(t, []byte(nvd)),
+		"cwec_synth.xml":                []byte(`<?xml version="1.0"?><Weakness_Catalog Name="CWE" Version="4.15"/>`),
+		"epss_scores-2026-11-21.csv.gz": gzipOf(t, []byte("#model_version:v2026.06.15,score_date:2026-11-21T12:00:00Z\ncve,epss,percentile\nCVE-2026-0001,0.1,0.5\n")),
+		"epss_scores-2026-11-22.csv.gz": gzipOf(t, []byte("#model_version:v2026.06.15,score_date:2026-11-22T12:00:00Z\ncve,epss,percentile\nCVE-2026-0001,0.2,0.6\n")),
+		"cve5_records.json.gz":          gzipOf(t, []byte("["+rec("CVE-2026-0001")+","+rec("CVE-2026-10002")+"]")),
+	} {
+		if err := os.WriteFile(filepath.Join(from, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run([]string{"-from", from, "-to", site, "-time", "2026-11-22T06:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(site)))
+	defer srv.Close()
+	opt := fetch.Options{Dir: dir, BaseURL: srv.URL, CWEURL: srv.URL + "/cwec_latest.xml.zip",
+		EPSSURL: srv.URL + "/epss_scores-current.csv.gz", CVE5URL: srv.URL + "/cve5/", FirstYear: 2026, LastYear: 2026, Client: srv.Client(),
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+	res, err := fetch.Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := "2026-11-22_all_CVEs_at_midnight.zip.zip"
+	for _, want := range []string{"nvdcve-2.0-2026.json.gz", fetch.CWEName, "epss_scores-2026-11-22.csv.gz", bundle} {
+		if !slices.Contains(res.Fetched, want) {
+			t.Errorf("fetched %q, want %s among them", res.Fetched, want)
+		}
+	}
+	recs, _, err := loader.ReadCVE5Files([]string{filepath.Join(dir, bundle)})
+	if err != nil || len(recs) != 2 || recs[0].ID != "CVE-2026-0001" || recs[1].ID != "CVE-2026-10002" {
+		t.Errorf("the bundle's records: %d, %v", len(recs), err)
+	}
+	if ok, _ := loader.IsCVE5(filepath.Join(dir, bundle)); !ok {
+		t.Error("the bundle is not found by content")
+	}
+	res, err = fetch.Run(context.Background(), opt)
+	if err != nil || len(res.Fetched) != 0 {
+		t.Errorf("second fetch: fetched %q, %v; want nothing", res.Fetched, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(site, "cve5", "releases", "latest")); !strings.Contains(string(b), `"browser_download_url": "download/`+bundle+`"`) {
+		t.Errorf("release description:\n%s", b)
+	}
+}
