@@ -130,15 +130,21 @@ func TestServeMaxDataAge(t *testing.T) {
 	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
 		t.Errorf("after an unchanged reload, %d warnings:\n%s", n, logs)
 	}
-	m.StaleUnready = true
-	if code, _, _ := adminDo(t, m, "GET", "/readyz"); code != 503 {
+	m.Close()
+	u := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", MaxDataAge: 48 * time.Hour, StaleUnready: true,
+		Now: func() time.Time { return *clock.Load() }}
+	if err := u.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	if code, _, _ := adminDo(t, u, "GET", "/readyz"); code != 503 {
 		t.Errorf("stale with -stale-unready: /readyz %d, want 503", code)
 	}
-	if code, _ := apiGet(t, m, "/cve/CVE-2021-44228"); code != 200 {
+	if code, _ := apiGet(t, u, "/cve/CVE-2021-44228"); code != 200 {
 		t.Errorf("stale and unready: /cve/CVE-2021-44228 %d, want it still served", code)
 	}
 	set(newestInput)
-	if code, _, _ := adminDo(t, m, "GET", "/readyz"); code != 200 || ageOf(t, m).Stale {
+	if code, _, _ := adminDo(t, u, "GET", "/readyz"); code != 200 || ageOf(t, u).Stale {
 		t.Errorf("fresh with -stale-unready: /readyz %d", code)
 	}
 }
