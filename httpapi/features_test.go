@@ -409,7 +409,7 @@ func TestStatus(t *testing.T) {
 		"newest_last_modified":"2024-03-01 00:00:00Z","load_duration_ms":0,
 		"counts":{"cves":6,"cwes":2,"vendors":2,"products":3,"reports":0,"alerts":0},
 		"enrichment":{"cves_without_cpe":1,"cves_without_cvss":1,"share_without_cpe":0.167,"share_without_cvss":0.167},
-		"inputs":[],"artifact":null}`
+		"inputs":[],"artifact":null,"input_dates":{"nvd":null,"cve5":null,"epss":null,"cwe":null},"stale":false}`
 	var w, g any
 	json.Unmarshal([]byte(want), &w)
 	if err := json.Unmarshal(body, &g); err != nil {

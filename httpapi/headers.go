@@ -6,6 +6,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,12 +43,15 @@ func notModified(r *http.Request, etag string, modTime time.Time) bool {
 // shares. net/http never changes a header's value slice, so one slice per
 // snapshot serves all its responses.
 type snapHeaders struct {
-	tag          string
-	etag         []string // the strong tag
-	weakETag     []string // W/ and the tag, for compressed bodies
-	id           []string // X-Snapshot-Id
-	lastModified []string // the build time, in HTTP's form
-	modTime      time.Time
+	tag      string
+	etag     []string // the strong tag
+	weakETag []string // W/ and the tag, for compressed bodies
+	// staleETag and staleWeakETag are those of /status once the snapshot
+	// is stale (see result.stale).
+	staleETag, staleWeakETag []string
+	id                       []string // X-Snapshot-Id
+	lastModified             []string // the build time, in HTTP's form
+	modTime                  time.Time
 }
 
 // snapHeaders returns the header values of ix, made when the first request
@@ -59,7 +63,9 @@ func (s *Server) snapHeaders(ix *index.Index) *snapHeaders {
 		return sh
 	}
 	meta := ix.Meta()
-	sh := &snapHeaders{tag: tag, etag: []string{tag}, weakETag: []string{"W/" + tag}, id: []string{meta.ID}}
+	stale := strings.TrimSuffix(tag, `"`) + `-stale"`
+	sh := &snapHeaders{tag: tag, etag: []string{tag}, weakETag: []string{"W/" + tag}, id: []string{meta.ID},
+		staleETag: []string{stale}, staleWeakETag: []string{"W/" + stale}}
 	if t, ok := meta.BuiltTime(); ok {
 		sh.modTime = t
 		sh.lastModified = []string{t.UTC().Format(http.TimeFormat)}

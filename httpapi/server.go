@@ -44,6 +44,9 @@ type Options struct {
 	// "Connection: close", so clients and balancers stop reusing their
 	// connections before the listener closes.
 	Draining func() bool
+	// Stale, if set, tells whether a snapshot's data is too old (vulnd
+	// serve -max-data-age): GET /status shows it as stale.
+	Stale func(*index.Index) bool
 }
 
 // Server answers API requests from whatever index its source returns at the
@@ -57,6 +60,7 @@ type Server struct {
 	noRoute      *routeMetrics
 	cacheControl []string
 	draining     func() bool
+	stale        func(*index.Index) bool
 	router       *httprouter.Router
 	// static holds the routes without parameters, matched by a map
 	// lookup before the router, which cannot hold /cve/batch beside
@@ -70,7 +74,7 @@ type Server struct {
 // request (typically an atomic.Pointer's Load).
 func New(current func() *index.Index, opt Options) *Server {
 	s := &Server{index: current, pageSize: opt.PageSize, log: opt.Log,
-		accessLog: opt.AccessLog, metrics: opt.Metrics, draining: opt.Draining}
+		accessLog: opt.AccessLog, metrics: opt.Metrics, draining: opt.Draining, stale: opt.Stale}
 	if s.pageSize <= 0 {
 		s.pageSize = DefaultPageSize
 	}
@@ -142,6 +146,11 @@ type result struct {
 	// back as its buffer once written. Otherwise body is the snapshot's
 	// (or its own) and is only read.
 	appended bool
+	// stale: the body is /status of a snapshot that turned stale, which
+	// differs from the one served while it was not: it has an ETag of its
+	// own (the snapshot's with "-stale"), If-Modified-Since does not make
+	// it a 304, and its compressed form is not cached.
+	stale bool
 	// page is the page number of a page of a list of total items, else 0.
 	page, total int
 	// links are the query parameters (each followed by "&") the page's
@@ -158,6 +167,7 @@ type call struct {
 	r        *http.Request
 	ps       httprouter.Params
 	pageSize int
+	stale    func(*index.Index) bool // Options.Stale
 }
 
 // param returns the named path parameter, percent-decoded. The router
@@ -290,7 +300,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		}
 		s.finish(r, rm, status, n, start)
 	}()
-	res, err := h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize}, bufs.body[:0])
+	res, err := h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize, stale: s.stale}, bufs.body[:0])
 	if res.appended {
 		bufs.body = res.body[:0] // take back what came out
 	}
@@ -321,17 +331,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	}
 	// A compressed body is another representation: its tag is weak, as
 	// nginx makes it, and If-None-Match compares tags weakly either way.
-	if coding == identity {
-		s.setValidators(hdr, sh, sh.etag)
-	} else {
-		s.setValidators(hdr, sh, sh.weakETag)
+	tag, etag, weak, modTime := ix.ETag(), sh.etag, sh.weakETag, sh.modTime
+	if res.stale {
+		tag, modTime = sh.staleETag[0], time.Time{}
+		etag, weak = sh.staleETag, sh.staleWeakETag
 	}
-	if r.Method != http.MethodPost && notModified(r, ix.ETag(), sh.modTime) {
+	if coding == identity {
+		s.setValidators(hdr, sh, etag)
+	} else {
+		s.setValidators(hdr, sh, weak)
+	}
+	if r.Method != http.MethodPost && notModified(r, tag, modTime) {
 		wrote, status = true, http.StatusNotModified
 		w.WriteHeader(status)
 		return
 	}
-	if coding != identity {
+	switch {
+	case coding != identity && res.stale:
+		body = compress(bufs.z[:0], body, coding)
+		bufs.z, size = body, len(body)
+		hdr["Content-Encoding"] = contentEncoding[coding]
+	case coding != identity:
 		body, bufs.z = s.compressed(bufs.z[:0], r, ix.ETag(), body, coding)
 		size = len(body)
 		hdr["Content-Encoding"] = contentEncoding[coding]

@@ -22,6 +22,25 @@ type statusBody struct {
 	// Artifact is the OCI artifact the snapshot was pulled as (serve
 	// -pull), or null.
 	Artifact *index.Artifact `json:"artifact"`
+	// InputDates are how current each input source is; Stale tells that
+	// the newest of them is older than serve -max-data-age.
+	InputDates inputDates `json:"input_dates"`
+	Stale      bool       `json:"stale"`
+}
+
+// inputDates are index.InputDates as /status shows them: null for "".
+type inputDates struct {
+	NVD  *string `json:"nvd"`
+	CVE5 *string `json:"cve5"`
+	EPSS *string `json:"epss"`
+	CWE  *string `json:"cwe"`
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // enrichment is NVD's backlog in this snapshot: CVEs it has not yet given
@@ -34,6 +53,9 @@ type enrichment struct {
 	ShareWithoutCVSS float64 `json:"share_without_cvss"`
 }
 
+// status answers GET /status. Its body is the snapshot's, but for stale,
+// which turns true as time passes: a stale answer has validators of its
+// own (see result.stale).
 func status(c call, _ []byte) (result, error) {
 	st := c.ix.Status()
 	b := statusBody{
@@ -52,11 +74,14 @@ func status(c call, _ []byte) (result, error) {
 	if b.Inputs == nil {
 		b.Inputs = []index.Input{}
 	}
+	d := st.InputDates
+	b.InputDates = inputDates{NVD: orNull(d.NVD), CVE5: orNull(d.CVE5), EPSS: orNull(d.EPSS), CWE: orNull(d.CWE)}
+	b.Stale = c.stale != nil && c.stale(c.ix)
 	out, err := json.MarshalWithOption(b, json.DisableHTMLEscape())
 	if err != nil {
 		return result{}, err
 	}
-	return result{body: out}, nil
+	return result{body: out, stale: b.Stale}, nil
 }
 
 func share(n, of int) float64 {

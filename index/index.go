@@ -46,6 +46,8 @@ type Meta struct {
 	// Artifact is the OCI artifact the snapshot was pulled as (vulnd
 	// serve -pull); zero when it was built or copied onto the disk.
 	Artifact Artifact
+	// InputDates are how current each input source is (see InputDates).
+	InputDates InputDates
 }
 
 // Index is one snapshot, ready to answer queries. It is immutable and safe

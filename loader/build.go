@@ -82,7 +82,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	// Each input is hashed for the manifest as it is read: it may be a
 	// pipe, which cannot be read twice.
-	cwes, cweInfo, err := readCWECatalog(opt.CWECatalog)
+	cwes, cweInfo, cweDate, err := readCWECatalog(opt.CWECatalog)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -96,6 +96,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
+	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
 	if len(records) > 0 {
@@ -103,6 +104,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		if err != nil {
 			return Manifest{}, err
 		}
+		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
 		recordInfo = infos
@@ -147,7 +149,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, opt.Force)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force)
 	if err != nil {
 		return m, err
 	}
@@ -157,6 +159,36 @@ func Build(opt BuildOptions) (Manifest, error) {
 			opt.Out, plural(replacedReports, "report", "reports"), opt.Out, filepath.Clean(opt.Out)))
 	}
 	return m, nil
+}
+
+// inputDates starts the manifest's dates of the inputs: the CWE catalog's
+// Date (YYYY-MM-DD, "" for none) and the newest lastModified of NVD's
+// records (cves, before any JSON 5 record is merged; none for no NVD
+// record).
+func inputDates(cweDate string, cves []index.CVE) *InputDates {
+	d := &InputDates{}
+	if cweDate != "" {
+		s := cweDate + " 00:00:00Z"
+		d.CWE = &s
+	}
+	for i := range cves {
+		if d.NVD == nil || cves[i].UpdatedAt > *d.NVD {
+			d.NVD = &cves[i].UpdatedAt
+		}
+	}
+	return d
+}
+
+// newestRecord is the newest dateUpdated (else datePublished) of recs, in
+// the API's form; nil when no record has one.
+func newestRecord(recs []*CVE5Record) *string {
+	var newest *string
+	for _, r := range recs {
+		if r.Updated != "" && (newest == nil || r.Updated > *newest) {
+			newest = &r.Updated
+		}
+	}
+	return newest
 }
 
 // refreshStamps are the stamps CheckRefresh compares with the previous

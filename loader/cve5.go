@@ -55,6 +55,10 @@ type CVE5Record struct {
 	// SSVC is the first SSVC decision of an ADP (metrics[].other of type
 	// "ssvc"), nil when none.
 	SSVC *index.SSVC
+	// KEV is the first KEV entry of an ADP (metrics[].other of type
+	// "kev", see cve5KEV), nil when none: served only for a CVE that NVD
+	// has not published (a CVE of NVD keeps NVD's).
+	KEV *index.KEV
 }
 
 // Summary is the record's summary as the decisions give it: the first
@@ -68,9 +72,9 @@ func (r *CVE5Record) Summary() string {
 }
 
 // CVE returns the record as the API's CVE, for a CVE that NVD has not
-// published: spec fields as the decisions say, no CPEs, no NVD status
-// or KEV entry; its metrics, affected entries and SSVC decision for the
-// details.
+// published: spec fields as the decisions say, no CPEs, no NVD status;
+// its metrics, affected entries, SSVC decision and the KEV entry of
+// CISA's ADP for the details.
 func (r *CVE5Record) CVE() index.CVE {
 	return index.CVE{
 		Name:       r.ID,
@@ -84,6 +88,7 @@ func (r *CVE5Record) CVE() index.CVE {
 		Metrics:    r.Metrics,
 		Affected:   r.Affected,
 		SSVC:       r.SSVC,
+		KEV:        r.KEV,
 	}
 }
 
@@ -324,6 +329,9 @@ func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
 		if out.SSVC == nil {
 			out.SSVC = cve5SSVC(adp.Metrics)
 		}
+		if out.KEV == nil {
+			out.KEV = cve5KEV(adp.Metrics)
+		}
 	}
 	return out, nil
 }
@@ -434,6 +442,36 @@ func cve5SSVC(ms []cve5Metric) *index.SSVC {
 			}
 		}
 		return s
+	}
+	return nil
+}
+
+// cve5KEV returns the KEV entry among an ADP's metrics (metrics[].other
+// of type "kev", as CISA's ADP writes it: content {"dateAdded",
+// "reference"}), nil when there is none. The record says only when CISA
+// added the CVE to its catalog: DateAdded is that date (YYYY-MM-DD; a
+// timestamp is cut to its date, anything else is ""), and the fields NVD
+// copies from the catalog beside it are "", as for an NVD record that
+// lacks them. The content is free-form in the schema: a kev metric whose
+// content does not read as CISA writes it still makes an entry (CISA
+// lists the CVE), never an error.
+func cve5KEV(ms []cve5Metric) *index.KEV {
+	for _, m := range ms {
+		if m.Other == nil || !strings.EqualFold(m.Other.Type, "kev") {
+			continue
+		}
+		var c struct {
+			DateAdded string `json:"dateAdded"`
+		}
+		k := &index.KEV{}
+		if json.Unmarshal(m.Other.Content, &c) == nil {
+			if d := kevDate(c.DateAdded); len(d) == len(time.DateOnly) {
+				if _, err := time.Parse(time.DateOnly, d); err == nil {
+					k.DateAdded = d
+				}
+			}
+		}
+		return k
 	}
 	return nil
 }

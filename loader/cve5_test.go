@@ -430,6 +430,7 @@ func TestCVE5Fields(t *testing.T) {
 			{Source: "adp:A2", Vendor: sp("v"), Product: sp("p")},
 		},
 		SSVC: &index.SSVC{Exploitation: sp("active")},
+		KEV:  &index.KEV{}, // A1's kev metric, whose content has no dateAdded
 	}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

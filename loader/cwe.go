@@ -18,30 +18,31 @@ import (
 // included, in catalog order. The document is streamed, never held in
 // memory whole. Errors read "loader: cwe catalog PATH: CWE-N: problem".
 func ReadCWECatalog(path string) ([]index.CWE, error) {
-	cwes, _, err := readCWECatalog(path)
+	cwes, _, _, err := readCWECatalog(path)
 	return cwes, err
 }
 
 // readCWECatalog is ReadCWECatalog, also returning the file's size and
-// SHA-256.
-func readCWECatalog(path string) ([]index.CWE, FileInfo, error) {
+// SHA-256 and the catalog's Date (see decodeCWEStream).
+func readCWECatalog(path string) ([]index.CWE, FileInfo, string, error) {
 	rc, err := openInput(path)
 	if err != nil {
-		return nil, FileInfo{}, err
+		return nil, FileInfo{}, "", err
 	}
 	defer rc.Close()
-	cwes, err := decodeCWEStream(rc, "cwe catalog "+path)
+	var date string
+	cwes, err := decodeCWEStream(rc, "cwe catalog "+path, &date)
 	if err != nil {
-		return nil, FileInfo{}, err
+		return nil, FileInfo{}, "", err
 	}
 	fi, err := rc.Sum()
-	return cwes, fi, err
+	return cwes, fi, date, err
 }
 
 // decodeCWECatalog decodes a CWE catalog XML document from r; see
 // ReadCWECatalog. Its errors read "loader: cwe catalog: CWE-N: problem".
 func decodeCWECatalog(r io.Reader) ([]index.CWE, error) {
-	return decodeCWEStream(r, "cwe catalog")
+	return decodeCWEStream(r, "cwe catalog", nil)
 }
 
 // CWE catalog element names (local names; the namespace is ignored).
@@ -138,8 +139,11 @@ func (e *cweError) Error() string {
 func (e *cweError) Unwrap() error { return e.err }
 
 // decodeCWEStream streams the catalog from r. label names the input in
-// errors.
-func decodeCWEStream(r io.Reader, label string) ([]index.CWE, error) {
+// errors. When date is not nil, it is set to the root element's Date
+// attribute (the catalog's release, YYYY-MM-DD), "" when the catalog has
+// none or it is not a date: the catalog's entries are what a build
+// needs, its date only tells how current it is.
+func decodeCWEStream(r io.Reader, label string, date *string) ([]index.CWE, error) {
 	fail := func(entry string, err error) ([]index.CWE, error) {
 		// Read errors from openInput already name the file.
 		var ie *inputError
@@ -183,6 +187,9 @@ func decodeCWEStream(r io.Reader, label string) ([]index.CWE, error) {
 				}
 				sawRoot = true
 				depth++
+				if date != nil {
+					*date = cweCatalogDate(tok)
+				}
 			case 1:
 				entry, ok := cweSections[tok.Name.Local]
 				if !ok {
@@ -333,4 +340,17 @@ func parseCWEDate(s string) (string, error) {
 		return "", fmt.Errorf("%q is not a YYYY-MM-DD date", s)
 	}
 	return t.Format(time.DateOnly), nil
+}
+
+// cweCatalogDate is the Date attribute of the catalog's root element, ""
+// when it has none or it is not a YYYY-MM-DD date.
+func cweCatalogDate(root xml.StartElement) string {
+	for _, a := range root.Attr {
+		if a.Name.Local == "Date" && a.Name.Space == "" {
+			if d, err := parseCWEDate(a.Value); err == nil {
+				return d
+			}
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/goccy/go-json"
@@ -16,10 +17,15 @@ import (
 const MaxShrinkPercent = 5
 
 // Stamp is a CVE's name and its NVD lastModified, as served (updated_at,
-// index.TimeLayout, which sorts as it compares).
+// index.TimeLayout, which sorts as it compares). Record tells that the
+// snapshot serves the CVE from its CVE JSON 5 record alone (NVD has not
+// published it: its details status is ""), so UpdatedAt is the record's
+// dateUpdated; ReadStamps sets it, StampsOf does not (a build compares
+// the records' own dateUpdated instead: see refreshStamps).
 type Stamp struct {
 	Name      string `json:"name"`
 	UpdatedAt string `json:"updated_at"`
+	Record    bool   `json:"-"`
 }
 
 // StampsOf returns the stamps of cves, in their order.
@@ -32,12 +38,13 @@ func StampsOf(cves []index.CVE) []Stamp {
 }
 
 // StampFiles are the files of a snapshot that ReadStamps reads.
-func StampFiles() []string { return []string{ManifestName, fileCVEs} }
+func StampFiles() []string { return []string{ManifestName, fileCVEs, fileDetails} }
 
 // ReadStamps reads the CVEs' stamps of the snapshot in dir, in the
-// snapshot's order, checking the manifest and every chunk of the CVE file
-// it decodes; it reads no other data file, so dir needs only the manifest
-// and cves.jsonl.zst.
+// snapshot's order, checking the manifest and every chunk of the files
+// it decodes; it reads no other data file, so dir needs only the manifest,
+// cves.jsonl.zst and details.txt.zst (which a snapshot of format 3 has
+// not: its stamps have no Record).
 func ReadStamps(dir string) ([]Stamp, error) {
 	o, err := openSnapshot(dir, true)
 	if err != nil {
@@ -49,6 +56,21 @@ func ReadStamps(dir string) ([]Stamp, error) {
 		return json.Unmarshal(line, &out[n])
 	}); err != nil {
 		return nil, o.wrap(keyCVEs, err)
+	}
+	di, ok := o.m.Files[keyDetails]
+	if !ok {
+		return out, nil
+	}
+	if di.Records != len(out) {
+		return nil, o.wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", di.Records, len(out)))
+	}
+	// A details line starts with its status as an index into the text
+	// table, whose text 0 is "": the CVE NVD has not published.
+	if err := eachRecord(dir, di, o.dec, func(n int, line []byte) error {
+		out[n].Record = bytes.HasPrefix(line, []byte("0 "))
+		return nil
+	}); err != nil {
+		return nil, o.wrap(keyDetails, err)
 	}
 	return out, nil
 }
@@ -85,19 +107,23 @@ func (e *RefreshError) Error() string {
 // has more than MaxShrinkPercent fewer CVEs than prev, or in which any
 // CVE's lastModified is older than in prev (a rollback to an older feed,
 // which a diff would report as ordinary changes). NVD never goes back in
-// time, so either is a broken or stale download, not news.
+// time, so either is a broken or stale download, not news. A CVE that
+// prev serves from its record (Record) and next from NVD is NVD taking
+// over, whatever the dates: the record's dateUpdated is often later than
+// NVD's lastModified (see refreshStamps).
 func CheckRefresh(prev, next []Stamp, prevName string) error {
 	if len(prev) > 0 && (len(prev)-len(next))*100 > MaxShrinkPercent*len(prev) {
 		return &RefreshError{Prev: prevName, Before: len(prev), After: len(next)}
 	}
-	was := make(map[string]string, len(prev))
+	was := make(map[string]Stamp, len(prev))
 	for _, s := range prev {
-		was[s.Name] = s.UpdatedAt
+		was[s.Name] = s
 	}
 	e := &RefreshError{Prev: prevName, Before: len(prev), After: len(next)}
 	for _, s := range next {
-		w, ok := was[s.Name]
-		if !ok || w <= s.UpdatedAt {
+		p, ok := was[s.Name]
+		w := p.UpdatedAt
+		if !ok || w <= s.UpdatedAt || p.Record && !s.Record {
 			continue
 		}
 		if e.Older == 0 || s.Name < e.First {

@@ -34,7 +34,7 @@ func TestCheckRefresh(t *testing.T) {
 		{"from nothing", nil, stamps(3, day1), nil},
 		{"older", stamps(3, day2), stamps(3, day1),
 			&RefreshError{Prev: "P", Before: 3, After: 3, First: "CVE-2024-0001", Was: day2, Now: day1, Older: 3}},
-		{"one older", stamps(3, day1), append(stamps(2, day1), Stamp{"CVE-2024-0003", "2023-12-31 23:59:59Z"}),
+		{"one older", stamps(3, day1), append(stamps(2, day1), Stamp{Name: "CVE-2024-0003", UpdatedAt: "2023-12-31 23:59:59Z"}),
 			&RefreshError{Prev: "P", Before: 3, After: 3, First: "CVE-2024-0003", Was: day1, Now: "2023-12-31 23:59:59Z", Older: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestReadStamps(t *testing.T) {
 		t.Fatal(err)
 	}
 	only := t.TempDir()
-	for _, name := range []string{ManifestName, fileCVEs} {
+	for _, name := range StampFiles() {
 		b, err := os.ReadFile(filepath.Join(snap, name))
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestReadStamps(t *testing.T) {
 		t.Errorf("ReadStamps (-Read +ReadStamps):\n%s", diff)
 	}
 	// before.json.gz's CVE-2023-6069: lastModified 2023-11-10T01:15:07.623.
-	if !hasStamp(got, Stamp{"CVE-2023-6069", "2023-11-10 01:15:07Z"}) {
+	if !hasStamp(got, Stamp{Name: "CVE-2023-6069", UpdatedAt: "2023-11-10 01:15:07Z"}) {
 		t.Errorf("no stamp CVE-2023-6069 2023-11-10 01:15:07Z in %v", got)
 	}
 }

@@ -28,7 +28,10 @@ import (
 // with vectors and severities, for GET /cve/{name}/details. Version 5
 // ends each line of details.txt.zst with the CVE's affected entries and
 // SSVC decision (from CVE JSON 5 records), as texts of strings.jsonl.zst.
-const FormatVersion = 5
+// Version 6 adds the manifest's "newest": how current each input source
+// is (InputDates); a version 5 or 4 manifest has none, which reads as
+// unknown.
+const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -93,7 +96,40 @@ type Manifest struct {
 	Counts  index.Counts        `json:"counts"`
 	Files   map[string]FileInfo `json:"files"`
 	Inputs  []FileInfo          `json:"inputs,omitempty"`
+	// Newest is how current each input source is (format 6); nil in an
+	// older manifest.
+	Newest *InputDates `json:"newest,omitempty"`
 }
+
+// InputDates are the manifest's dates of the inputs, each in the API's
+// form ("YYYY-MM-DD HH:MM:SSZ") or null when the build read no such
+// input: NVD the newest lastModified of the NVD feeds' records, CVE5 the
+// newest dateUpdated of the CVE JSON 5 records, CWE the catalog's Date
+// attribute (at 00:00:00Z; null when the catalog has none). The EPSS
+// file's score_date is the manifest's own EPSS entry (see epssDate).
+type InputDates struct {
+	NVD  *string `json:"nvd"`
+	CVE5 *string `json:"cve5"`
+	CWE  *string `json:"cwe"`
+}
+
+// inputDates are the dates of m's inputs as the index keeps them: ""
+// for one m does not give.
+func (m Manifest) inputDates() index.InputDates {
+	var d index.InputDates
+	if n := m.Newest; n != nil {
+		d.NVD, d.CVE5, d.CWE = deref(n.NVD), deref(n.CVE5), deref(n.CWE)
+	}
+	d.EPSS = epssDate(m)
+	return d
+}
+
+// epssDate is the score_date of the EPSS file the snapshot was built
+// with, in the API's form, "" without one. The EPSS input (vulnd build
+// -epss) records it in the manifest's "epss" entry, {"date", ...}: this
+// is where that date is read. Until the build takes an EPSS file, no
+// snapshot has one.
+func epssDate(Manifest) string { return "" }
 
 // FileInfo is one file of a snapshot (or one input of its build): its
 // name, size in bytes and SHA-256, and for data files the number of
@@ -212,6 +248,19 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 	}
 	if _, err := time.Parse(TimeLayout, m.BuiltAt); err != nil {
 		return m, fmt.Errorf("built_at %q is not a timestamp", m.BuiltAt)
+	}
+	if n := m.Newest; n != nil {
+		for _, d := range []struct {
+			key string
+			at  *string
+		}{{"nvd", n.NVD}, {"cve5", n.CVE5}, {"cwe", n.CWE}} {
+			if d.at == nil {
+				continue
+			}
+			if _, err := time.Parse(TimeLayout, *d.at); err != nil {
+				return m, fmt.Errorf("newest.%s %q is not a timestamp", d.key, *d.at)
+			}
+		}
 	}
 	files := dataFilesOf(m.Version)
 	if len(m.Files) != len(files) {

@@ -57,7 +57,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 // buildIndex builds a snapshot's index and checks its counts against the
 // manifest's.
 func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report) (*index.Index, error) {
-	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start}
+	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start, InputDates: m.inputDates()}
 	meta.Artifact, _ = ReadArtifact(dir)
 	for _, in := range m.Inputs {
 		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})

@@ -25,11 +25,12 @@ import (
 // an existing dir is replaced only once the new one is complete, and only
 // when it is a vulnd snapshot or an empty directory (never a file or any
 // other directory: see checkReplace). builtAt is the build time; inputs
-// describe what it was built from. The id tables
+// describe what it was built from (the manifest gives no input's date).
+// The id tables
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -58,13 +59,17 @@ func tablesFromData(d *index.Data) *idTables {
 	return t
 }
 
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, force bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool) (Manifest, error) {
+	if dates == nil {
+		dates = &InputDates{}
+	}
 	m := Manifest{
 		Format:  formatName,
 		Version: FormatVersion,
 		BuiltAt: formatTime(builtAt),
 		Files:   map[string]FileInfo{},
 		Inputs:  inputs,
+		Newest:  dates,
 	}
 	// The bodies are encoded once, for the file and for the index, which
 	// checks the data and gives the counts: a build that would not load is

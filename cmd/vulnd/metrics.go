@@ -26,7 +26,7 @@ type serveMetrics struct {
 	pullOK      prometheus.Gauge
 }
 
-func newServeMetrics(current func() *index.Index) *serveMetrics {
+func newServeMetrics(current func() *index.Index, stale func(*index.Index) bool) *serveMetrics {
 	reg := prometheus.NewRegistry()
 	m := &serveMetrics{
 		reg:  reg,
@@ -91,8 +91,17 @@ func newServeMetrics(current func() *index.Index) *serveMetrics {
 		}
 		return float64(t.Unix())
 	})
-	reg.MustRegister(m.reloads, m.lastFailure, m.loadedAt, m.loadTime, built, newest, m.pulls, m.pullOK,
-		recordsCollector{current}, artifactCollector{current},
+	staleGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vulnd_snapshot_stale",
+		Help: "1 while the serving snapshot's newest input is older than serve -max-data-age (GET /status's stale), else 0; always 0 without it.",
+	}, func() float64 {
+		if stale(current()) {
+			return 1
+		}
+		return 0
+	})
+	reg.MustRegister(m.reloads, m.lastFailure, m.loadedAt, m.loadTime, built, newest, staleGauge, m.pulls, m.pullOK,
+		recordsCollector{current}, artifactCollector{current}, inputDatesCollector{current},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -182,4 +191,27 @@ func (c artifactCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	a := ix.Meta().Artifact
 	ch <- prometheus.MustNewConstMetric(artifactDesc, prometheus.GaugeValue, 1, a.Ref, a.Digest)
+}
+
+// inputDatesCollector reports how current each input source of the
+// serving snapshot is (GET /status's input_dates).
+type inputDatesCollector struct{ current func() *index.Index }
+
+var inputDatesDesc = prometheus.NewDesc("vulnd_snapshot_input_timestamp_seconds",
+	"How current each input source of the serving snapshot is, in Unix seconds (GET /status's input_dates): nvd the newest lastModified of its records, cve5 the newest dateUpdated of the CVE JSON 5 records, epss the EPSS score_date, cwe the CWE catalog's date; absent for a source the snapshot has no date of.",
+	[]string{"source"}, nil)
+
+func (c inputDatesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- inputDatesDesc }
+
+func (c inputDatesCollector) Collect(ch chan<- prometheus.Metric) {
+	ix := c.current()
+	if ix == nil {
+		return
+	}
+	d := ix.Meta().InputDates
+	for _, s := range [...]struct{ source, at string }{{"nvd", d.NVD}, {"cve5", d.CVE5}, {"epss", d.EPSS}, {"cwe", d.CWE}} {
+		if t, err := time.Parse(index.TimeLayout, s.at); err == nil {
+			ch <- prometheus.MustNewConstMetric(inputDatesDesc, prometheus.GaugeValue, float64(t.Unix()), s.source)
+		}
+	}
 }

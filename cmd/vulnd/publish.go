@@ -41,12 +41,15 @@ snapshot that does not validate, a registry that does not answer,
 SIGINT/SIGTERM, -timeout) exits 1 with one line, and no tag has moved.
 
 The refresh guard, as in vulnd build -previous: when TAG or an -also-tag
-already names another snapshot, its CVEs are downloaded (manifest.json
-and cves.jsonl.zst only) and the new snapshot is refused (exit 1, one
-line saying what tripped, no tag moved) when it has more than 5 % fewer
-CVEs, or when any CVE's lastModified is older than in the tagged one, so
-a fleet following the tag never pulls an emptied or rolled-back
-snapshot. -force publishes it anyway.`,
+already names another snapshot, its CVEs are downloaded (manifest.json,
+cves.jsonl.zst and details.txt.zst only) and the new snapshot is refused
+(exit 1, one line saying what tripped, no tag moved) when it has more
+than 5 % fewer CVEs, or when any CVE's lastModified is older than in the
+tagged one, so a fleet following the tag never pulls an emptied or
+rolled-back snapshot. A CVE the tagged snapshot serves from its CVE JSON
+5 record alone and the new one from NVD is NVD taking over, not compared
+(NVD's lastModified is often older than the record's dateUpdated).
+-force publishes it anyway.`,
 	args: [][2]string{{"SNAPSHOT", "a snapshot directory, as vulnd build -o writes"}},
 }
 

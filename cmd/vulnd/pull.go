@@ -265,6 +265,7 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 	ix = m.pulledAs(ix)
 	m.cur.Store(ix)
 	m.logLoaded("snapshot pulled and loaded", ix, man, took)
+	m.watchStale(ix)
 	m.warm(ix)
 	return pullUpdated, nil
 }

@@ -67,6 +67,15 @@ type Main struct {
 	PullEvery time.Duration
 	PlainHTTP bool
 	OnPull    func(outcome string, err error)
+	// MaxDataAge, when more than 0, marks the snapshot stale once its
+	// newest input is older than that (see stale): GET /status's stale,
+	// the metric vulnd_snapshot_stale, one warning in the log. It keeps
+	// serving, and stays ready unless StaleUnready is set: then /readyz
+	// answers 503 while the snapshot is stale. Now is the clock this is
+	// judged by; time.Now when nil.
+	MaxDataAge   time.Duration
+	StaleUnready bool
+	Now          func() time.Time
 
 	// warming is the goroutine of warm, which stops once closed is set.
 	warming sync.WaitGroup
@@ -85,6 +94,12 @@ type Main struct {
 	admin    *http.Server
 	apiLn    net.Listener
 	adminLn  net.Listener
+
+	// staleWarned: the snapshot swapped in last was logged as stale;
+	// staleTimer looks at it when it turns stale (see watchStale).
+	staleWarned atomic.Bool
+	staleMu     sync.Mutex
+	staleTimer  *time.Timer
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) error {
@@ -105,6 +120,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&m.Pull, "pull", "", "follow `oci://REGISTRY/REPOSITORY:TAG` (what vulnd publish pushed): a new artifact is downloaded beside DIR, loaded, put in DIR's place and served; an empty DIR is filled from it first")
 	fs.DurationVar(&m.PullEvery, "pull-every", 5*time.Minute, "with -pull, how often to check the tag (less up to a fifth at random, so replicas spread out)")
 	fs.BoolVar(&m.PlainHTTP, "plain-http", false, "with -pull, talk HTTP, not HTTPS, to the registry: only for one on localhost or a private network")
+	fs.DurationVar(&m.MaxDataAge, "max-data-age", 0, "mark the snapshot stale once its newest input is older than `D` (GET /status stale, metric vulnd_snapshot_stale, one warning); it keeps serving; 0: never")
+	fs.BoolVar(&m.StaleUnready, "stale-unready", false, "with -max-data-age, /readyz answers 503 while the snapshot is stale (it still serves): only where other replicas can have fresher data")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -130,6 +147,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if m.PageSize < 1 {
 		return usageError{errors.New("-page-size must be at least 1")}
+	}
+	if m.MaxDataAge < 0 {
+		return usageError{errors.New("-max-data-age must not be negative")}
+	}
+	if m.StaleUnready && (m.MaxDataAge == 0 || m.AdminAddr == "") {
+		return usageError{errors.New("-stale-unready needs -max-data-age and -admin-addr: it answers /readyz on the admin listener")}
 	}
 	if m.Pprof && m.AdminAddr == "" {
 		return usageError{errors.New("-pprof needs -admin-addr: profiles are served on the admin listener only")}
@@ -218,7 +241,7 @@ func (m *Main) Open() error {
 	}
 	// Metrics are kept only when there is a listener to read them from.
 	if m.AdminAddr != "" {
-		m.metrics = newServeMetrics(m.cur.Load)
+		m.metrics = newServeMetrics(m.cur.Load, m.stale)
 	}
 	if m.Pull != "" {
 		if err := m.startPull(); err != nil {
@@ -247,6 +270,9 @@ func (m *Main) Open() error {
 		return err
 	}
 	opt := httpapi.Options{PageSize: m.PageSize, Log: m.Log, CacheControl: m.CacheControl, Draining: m.draining.Load}
+	if m.MaxDataAge > 0 {
+		opt.Stale = m.stale
+	}
 	if m.AccessLog {
 		opt.AccessLog = m.Log
 	}
@@ -260,7 +286,7 @@ func (m *Main) Open() error {
 			m.apiLn.Close()
 			return err
 		}
-		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, func() bool { return !m.draining.Load() },
+		m.admin = m.newHTTPServer(httpapi.Admin(m.cur.Load, m.ready,
 			httpapi.AdminOptions{Metrics: m.metrics.handler(), Pprof: m.Pprof}))
 		go m.serve(m.admin, m.adminLn)
 	}
@@ -384,6 +410,7 @@ func (m *Main) reload() (swapped bool, err error) {
 	ix = m.pulledAs(ix)
 	m.cur.Store(ix)
 	m.logLoaded("snapshot loaded", ix, man, took)
+	m.watchStale(ix)
 	m.warm(ix)
 	return true, nil
 }
@@ -399,6 +426,12 @@ func (m *Main) pulledAs(ix *index.Index) *index.Index {
 		return ix
 	}
 	return ix.WithArtifact(index.Artifact{})
+}
+
+// ready is /readyz's answer while a snapshot is loaded: not while
+// draining, nor while the snapshot is stale under StaleUnready.
+func (m *Main) ready() bool {
+	return !m.draining.Load() && !(m.StaleUnready && m.stale(m.cur.Load()))
 }
 
 // logLoaded logs the snapshot just swapped in.
@@ -470,6 +503,7 @@ func (m *Main) drain(sig os.Signal, sigs <-chan os.Signal) {
 func (m *Main) Close() error {
 	m.draining.Store(true)
 	m.closed.Store(true)
+	m.stopStale()
 	if m.stopPull != nil {
 		m.stopPull()
 		<-m.pullDone

@@ -134,10 +134,10 @@ func (a *Artifact) Download(ctx context.Context, src oras.ReadOnlyTarget, dir st
 	return nil
 }
 
-// Stamps downloads the artifact's manifest.json and CVE file (only those,
-// see loader.StampFiles) into a temporary directory, reads the CVEs'
-// names and lastModified from them (loader.ReadStamps) and removes the
-// directory: what publish compares a new snapshot with.
+// Stamps downloads the artifact's manifest.json, CVE and details files
+// (only those, see loader.StampFiles) into a temporary directory, reads
+// the CVEs' names and lastModified from them (loader.ReadStamps) and
+// removes the directory: what publish compares a new snapshot with.
 func (a *Artifact) Stamps(ctx context.Context, src oras.ReadOnlyTarget) ([]loader.Stamp, error) {
 	dir, err := os.MkdirTemp("", "vulnd-stamps-")
 	if err != nil {
