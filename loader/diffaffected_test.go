@@ -204,3 +204,47 @@ func TestAlertWhenNVDTakesOver(t *testing.T) {
 		t.Errorf("handlers when the CPEs go (-want +got):\n%s", diff)
 	}
 }
+
+// TestSameEntryIsSameJSON: the allocation-free comparison that lets an
+// unchanged CVE skip the diff says "same" exactly when the two entries'
+// JSON forms (what details serves, and what diffAffected matches) are
+// equal, on entries that differ in one member each, null against empty
+// against a value.
+func TestSameEntryIsSameJSON(t *testing.T) {
+	var variants []index.AffectedEntry
+	base := entry("cna", "Acme", "Widget", "2.0")
+	vary := func(edit func(e *index.AffectedEntry)) {
+		e := base
+		e.Versions = append([]index.AffectedVersion(nil), base.Versions...)
+		edit(&e)
+		variants = append(variants, e)
+	}
+	vary(func(e *index.AffectedEntry) {})
+	vary(func(e *index.AffectedEntry) { e.Source = "adp:CISA-ADP" })
+	vary(func(e *index.AffectedEntry) { e.Vendor = nil })
+	vary(func(e *index.AffectedEntry) { e.Vendor = sp("") })
+	vary(func(e *index.AffectedEntry) { e.Product = sp("widget") })
+	vary(func(e *index.AffectedEntry) { e.PackageName = sp("widget") }) // not served: the same
+	vary(func(e *index.AffectedEntry) { e.CPEs = []string{} })
+	vary(func(e *index.AffectedEntry) { e.CPEs = []string{"cpe:2.3:a:acme:widget:*:*:*:*:*:*:*:*"} })
+	vary(func(e *index.AffectedEntry) { e.DefaultStatus = sp("unaffected") })
+	vary(func(e *index.AffectedEntry) { e.Platforms = []string{} })
+	vary(func(e *index.AffectedEntry) { e.Platforms = []string{"Linux"} })
+	vary(func(e *index.AffectedEntry) { e.Versions = nil })
+	vary(func(e *index.AffectedEntry) { e.Versions = []index.AffectedVersion{} })
+	vary(func(e *index.AffectedEntry) { e.Versions[0].LessThan = nil })
+	vary(func(e *index.AffectedEntry) { e.Versions[0].LessThan = sp("") })
+	vary(func(e *index.AffectedEntry) { e.Versions[0].LessThanOrEqual = sp("2.0") })
+	vary(func(e *index.AffectedEntry) { e.Versions[0].VersionType = "" })
+	vary(func(e *index.AffectedEntry) { e.Versions[0].Status = "unaffected" })
+	vary(func(e *index.AffectedEntry) { e.Versions[0].Changes = []index.StatusChange{} }) // omitted when empty: the same
+	vary(func(e *index.AffectedEntry) { e.Versions[0].Changes = []index.StatusChange{{At: "1.5", Status: "unaffected"}} })
+	forms := entryForms(variants)
+	for i := range variants {
+		for j := range variants {
+			if got, want := sameEntry(&variants[i], &variants[j]), forms[i] == forms[j]; got != want {
+				t.Errorf("sameEntry(%d, %d) = %v, JSON forms equal %v:\n%s\n%s", i, j, got, want, forms[i], forms[j])
+			}
+		}
+	}
+}
