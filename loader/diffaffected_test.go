@@ -238,7 +238,9 @@ func TestSameEntryIsSameJSON(t *testing.T) {
 	vary(func(e *index.AffectedEntry) { e.Versions[0].VersionType = "" })
 	vary(func(e *index.AffectedEntry) { e.Versions[0].Status = "unaffected" })
 	vary(func(e *index.AffectedEntry) { e.Versions[0].Changes = []index.StatusChange{} }) // omitted when empty: the same
-	vary(func(e *index.AffectedEntry) { e.Versions[0].Changes = []index.StatusChange{{At: "1.5", Status: "unaffected"}} })
+	vary(func(e *index.AffectedEntry) {
+		e.Versions[0].Changes = []index.StatusChange{{At: "1.5", Status: "unaffected"}}
+	})
 	forms := entryForms(variants)
 	for i := range variants {
 		for j := range variants {
