@@ -137,7 +137,13 @@ func Build(opt BuildOptions) (Manifest, error) {
 	fresh := "" // the new report's id
 	if prev != nil {
 		at := formatTime(opt.Time)
-		alerts := diffCVEs(prev.Data.CVEs, cves, ids, at)
+		if err := previousAffected(prev); err != nil {
+			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+		}
+		alerts, err := diffCVEs(prev.Data.CVEs, cves, ids, at, nil)
+		if err != nil {
+			return Manifest{}, err
+		}
 		if len(alerts) > 0 {
 			// The new report is kept whatever its time: a -time older
 			// than the kept reports must not drop the one just made.

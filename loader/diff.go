@@ -62,7 +62,16 @@ type summaryDetails struct {
 // returns one alert per CVE that is new or changed in a tracked field, in
 // the order of cves, with ids from ids. at is the build time as served.
 // ids must already hold every id of both builds' records (assign).
-func diffCVEs(prev, cves []index.CVE, ids *idTables, at string) []index.Alert {
+// aliases map the names of affected entries onto NVD's names for the
+// handlers of CVEs without CPEs (nil: DefaultAliases); prev must carry
+// its affected entries (previousAffected).
+func diffCVEs(prev, cves []index.CVE, ids *idTables, at string, aliases *Aliases) ([]index.Alert, error) {
+	if aliases == nil {
+		var err error
+		if aliases, err = DefaultAliases(); err != nil {
+			return nil, err
+		}
+	}
 	old := make(map[string]*index.CVE, len(prev))
 	for i := range prev {
 		old[prev[i].Name] = &prev[i]
@@ -78,11 +87,11 @@ func diffCVEs(prev, cves []index.CVE, ids *idTables, at string) []index.Alert {
 			ID:        ids.alertID(),
 			CVE:       c.Name,
 			CreatedAt: at,
-			Handlers:  handlersOf(old[c.Name], c),
+			Handlers:  handlersOf(old[c.Name], c, aliases),
 			Events:    events,
 		})
 	}
-	return alerts
+	return alerts, nil
 }
 
 // diffCVE returns the events of one CVE: from nothing when o is nil (a new
@@ -117,6 +126,9 @@ func diffCVE(o, n *index.CVE, ids *idTables, at string) []index.Event {
 	if d := diffRefs(n.Name, o.References, n.References, ids); len(d.Added)+len(d.Changed)+len(d.Removed) > 0 {
 		add(index.EventReferencesChanged, d)
 	}
+	if d := diffAffected(o.Affected, n.Affected); len(d.Added)+len(d.Removed) > 0 {
+		add(index.EventAffectedChanged, d)
+	}
 	return events
 }
 
@@ -125,7 +137,7 @@ func diffCVE(o, n *index.CVE, ids *idTables, at string) []index.Event {
 // allocation. A false answer only means the full comparison runs.
 func sameTracked(o, n *index.CVE) bool {
 	if o.Summary != n.Summary || len(o.CPEs) != len(n.CPEs) || len(o.Metrics) != len(n.Metrics) ||
-		len(o.CWEs) != len(n.CWEs) || len(o.References) != len(n.References) {
+		len(o.CWEs) != len(n.CWEs) || len(o.References) != len(n.References) || len(o.Affected) != len(n.Affected) {
 		return false
 	}
 	for i := range o.CPEs {
@@ -149,7 +161,7 @@ func sameTracked(o, n *index.CVE) bool {
 			return false
 		}
 	}
-	return true
+	return sameAffected(o.Affected, n.Affected)
 }
 
 // diffCPEs compares the sets of CPE URIs: added in the new record's order,
@@ -297,9 +309,14 @@ func diffRefs(cve string, o, n []index.Reference, ids *idTables) refsDetails {
 	return d
 }
 
-// handlersOf lists the distinct vendor and product names of a CVE's CPEs
-// before (o, may be nil) and after the change, each in byte order.
-func handlersOf(o, n *index.CVE) index.Handlers {
+// handlersOf lists the distinct vendor and product names of a CVE's keys
+// before (o, may be nil) and after the change, each in byte order: the
+// vendors and products of its CPEs, or, for a version of the CVE without
+// CPEs, those of its affected entries (EntryKeys, through aliases), as
+// the CVE is listed under them. So the teams a CVE reached from its
+// entries hear of NVD's analysis taking over, and those of the CPEs it
+// lost hear of that.
+func handlersOf(o, n *index.CVE, aliases *Aliases) index.Handlers {
 	vendors, products := map[string]bool{}, map[string]bool{}
 	for _, c := range []*index.CVE{o, n} {
 		if c == nil {
@@ -311,6 +328,15 @@ func handlersOf(o, n *index.CVE) index.Handlers {
 			}
 			if index.IsName(p.Product) {
 				products[p.Product] = true
+			}
+		}
+		if len(c.CPEs) > 0 {
+			continue // NVD's analysis supersedes the entries
+		}
+		for i := range c.Affected {
+			for _, k := range EntryKeys(&c.Affected[i], aliases) {
+				vendors[k.Vendor] = true
+				products[k.Product] = true
 			}
 		}
 	}

@@ -48,7 +48,10 @@ func BenchmarkDiff(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				alerts := diffCVEs(prev, next, ids, at)
+				alerts, err := diffCVEs(prev, next, ids, at, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
 				if len(alerts) != n/100+n/1000 {
 					b.Fatalf("%d alerts, want %d", len(alerts), n/100+n/1000)
 				}

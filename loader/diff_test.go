@@ -157,7 +157,10 @@ func TestDiffNewCVE(t *testing.T) {
 	}
 	ids := newIDTables()
 	ids.assign([]index.CVE{n})
-	alerts := diffCVEs(nil, []index.CVE{n}, ids, at)
+	alerts, err := diffCVEs(nil, []index.CVE{n}, ids, at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(alerts) != 1 {
 		t.Fatalf("%d alerts", len(alerts))
 	}
@@ -181,7 +184,7 @@ func TestDiffNewCVE(t *testing.T) {
 	}
 	// A CVE with nothing but a name is still new: one event.
 	bare := index.CVE{Name: "CVE-2024-0003"}
-	alerts = diffCVEs(nil, []index.CVE{bare}, ids, at)
+	alerts, _ = diffCVEs(nil, []index.CVE{bare}, ids, at, nil)
 	if len(alerts) != 1 || len(alerts[0].Events) != 1 || alerts[0].ID != 2 {
 		t.Errorf("bare new CVE: %+v", alerts)
 	}
