@@ -71,8 +71,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "data set seed")
 	next := fs.Bool("next", false, "write the feeds of the next day: some records changed, a few new")
 	rate := fs.Float64("change-rate", DefaultChangeRate, "with -next: share of the records that change, 0..1")
+	cve5 := fs.Bool("cve5", false, "also write the CVE JSON 5 record of every CVE, in "+CVE5Name)
+	awaiting := fs.Float64("awaiting", DefaultAwaiting, "with -cve5: share of the records NVD has not analysed (no configurations), 0..1")
+	analysed := fs.Float64("analysed-rate", DefaultAnalysedRate, "with -cve5 -next: share of those NVD analyses on the next day, 0..1")
 	usage := func(err error) int {
-		fmt.Fprintf(stderr, "synth: %v\nusage: synth -o DIR -cves N [-seed S] [-next [-change-rate R]]\n", err)
+		fmt.Fprintf(stderr, "synth: %v\nusage: synth -o DIR -cves N [-seed S] [-next [-change-rate R]] [-cve5 [-awaiting R] [-analysed-rate R]]\n", err)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 		return 2
@@ -93,13 +96,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case !(*rate >= 0 && *rate <= 1):
 		return usage(fmt.Errorf("-change-rate must be in 0..1, got %v", *rate))
 	}
-	rateSet := false
-	fs.Visit(func(f *flag.Flag) { rateSet = rateSet || f.Name == "change-rate" })
-	if rateSet && !*next {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["change-rate"] && !*next:
 		return usage(errors.New("-change-rate needs -next"))
+	case set["awaiting"] && !*cve5:
+		return usage(errors.New("-awaiting needs -cve5"))
+	case set["analysed-rate"] && !(*cve5 && *next):
+		return usage(errors.New("-analysed-rate needs -cve5 and -next"))
+	case !(*awaiting >= 0 && *awaiting <= 1):
+		return usage(fmt.Errorf("-awaiting must be in 0..1, got %v", *awaiting))
+	case !(*analysed >= 0 && *analysed <= 1):
+		return usage(fmt.Errorf("-analysed-rate must be in 0..1, got %v", *analysed))
 	}
 	start := time.Now()
-	plan, err := NewPlan(Config{CVEs: *cves, Seed: *seed, Next: *next, ChangeRate: *rate})
+	cfg := Config{CVEs: *cves, Seed: *seed, Next: *next, ChangeRate: *rate}
+	if *cve5 {
+		cfg.CVE5, cfg.Awaiting, cfg.AnalysedRate = true, *awaiting, *analysed
+	}
+	plan, err := NewPlan(cfg)
 	if err != nil {
 		return usage(err)
 	}
