@@ -64,9 +64,12 @@ import (
 // CVE5Name is the file name of the records' zip.
 const CVE5Name = "cves.zip"
 
-// DefaultAwaiting is the default share of records NVD has not analysed
-// when records are written: about a third, as in NVD's backlog.
-const DefaultAwaiting = 0.33
+// DefaultAwaiting is the default share of records drawn into NVD's
+// backlog when records are written. About a fifth of the other live
+// records have no configurations anyway (Deferred, Received, ...), so
+// about a third of the live CVEs are then without them, as in NVD's
+// backlog (a third of the sample's).
+const DefaultAwaiting = 0.16
 
 // DefaultAnalysedRate is the default share of the backlog NVD analyses
 // on the next day.
@@ -770,7 +773,9 @@ func repoName(name string) string {
 func rangeVersions(r *rand.Rand, ms []truthMatch, vt string) []cve5Vers {
 	out := make([]cve5Vers, 0, len(ms))
 	var fixed []string
-	withChanges := r.Float64() < 0.15
+	// An open range with a change to unaffected at the fix: only for a
+	// single range, as the first object that matches decides.
+	withChanges := r.Float64() < 0.15 && len(ms) == 1
 	for _, m := range ms {
 		switch {
 		case m.version == "-" || m.version == "*" && !m.isRange():
@@ -918,7 +923,7 @@ func kernelEntries(r *rand.Rand, ms []truthMatch) []cve5Affected {
 		}
 		git.Versions = append(git.Versions, cve5Vers{Version: introHash, LessThan: commitHash(l.fix), Status: "affected", VersionType: "git"})
 		mainline = nextMinor(l.fix)
-		if l.intro != "" && seriesOf(l.fix) != seriesOf(l.intro) {
+		if seriesOf(l.fix) != seriesOf(l.intro) {
 			continue // fixed in the next series only: no stable release row
 		}
 		rel.Versions = append(rel.Versions, cve5Vers{Version: l.fix, LessThanOrEqual: seriesOf(l.fix) + ".*", Status: "unaffected", VersionType: "semver"})
