@@ -249,17 +249,17 @@ type cve5Ref struct {
 type cnaStyle uint8
 
 const (
-	styleVulnogram cnaStyle = iota // ranges with lessThan / lessThanOrEqual
-	styleGitHub                    // comparisons in version
-	styleVulDB                     // version lists and series, vendor often n/a
-	styleMITRE                     // n/a, n/a, n/a
-	stylePatchstack                // n/a ... lessThanOrEqual, changes
-	styleWordfence                 // * ... lessThanOrEqual
-	styleWPScan                    // vendor Unknown, 0 ... lessThan
-	styleMicrosoft                 // cpes, platforms, custom ranges
-	styleRedHat                    // Red Hat names, CPE 2.2 cpes
-	styleHuntr                     // product "owner/repo"
-	styleKernel                    // git ranges, then release rows
+	styleVulnogram  cnaStyle = iota // ranges with lessThan / lessThanOrEqual
+	styleGitHub                     // comparisons in version
+	styleVulDB                      // version lists and series, vendor often n/a
+	styleMITRE                      // n/a, n/a, n/a
+	stylePatchstack                 // n/a ... lessThanOrEqual, changes
+	styleWordfence                  // * ... lessThanOrEqual
+	styleWPScan                     // vendor Unknown, 0 ... lessThan
+	styleMicrosoft                  // cpes, platforms, custom ranges
+	styleRedHat                     // Red Hat names, CPE 2.2 cpes
+	styleHuntr                      // product "owner/repo"
+	styleKernel                     // git ranges, then release rows
 )
 
 // cnaNames are the CVE Program's short names of the sourceIdentifiers
