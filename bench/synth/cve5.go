@@ -380,6 +380,9 @@ func (g *Generator) cve5(s *subject, c *CVE) *cve5Record {
 	prods := g.truthProducts(s, truth)
 	keyless := false
 	for _, tp := range prods {
+		if style == styleMITRE {
+			break // one n/a entry for the record
+		}
 		es, kl := g.cnaEntries(r, style, s, tp)
 		cna.Affected = append(cna.Affected, es...)
 		keyless = keyless || kl
@@ -773,6 +776,11 @@ func repoName(name string) string {
 func rangeVersions(r *rand.Rand, ms []truthMatch, vt string) []cve5Vers {
 	out := make([]cve5Vers, 0, len(ms))
 	var fixed []string
+	// Some CNAs give every version object a versionType.
+	typed := ""
+	if r.Float64() < 0.5 {
+		typed = vt
+	}
 	// An open range with a change to unaffected at the fix: only for a
 	// single range, as the first object that matches decides.
 	withChanges := r.Float64() < 0.15 && len(ms) == 1
@@ -781,7 +789,7 @@ func rangeVersions(r *rand.Rand, ms []truthMatch, vt string) []cve5Vers {
 		case m.version == "-" || m.version == "*" && !m.isRange():
 			out = append(out, cve5Vers{Version: "0", LessThan: "*", Status: "affected", VersionType: "custom"})
 		case !m.isRange():
-			out = append(out, cve5Vers{Version: m.version, Status: "affected"})
+			out = append(out, cve5Vers{Version: m.version, Status: "affected", VersionType: typed})
 		case m.se != "":
 			// No exclusive lower bound in CVE JSON 5: a comparison.
 			c := "> " + m.se

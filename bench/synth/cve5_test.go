@@ -1,10 +1,16 @@
 package main
 
 import (
+	"archive/zip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,5 +243,220 @@ func TestCVE5Records(t *testing.T) {
 	}
 	if checked < 1000 {
 		t.Errorf("only %d versions checked", checked)
+	}
+}
+
+// zipRecords reads the records' zip of dir raw: each entry's bytes by
+// name, in archive order.
+func zipRecords(t *testing.T, dir string) (names []string, files map[string][]byte) {
+	t.Helper()
+	zr, err := zip.OpenReader(filepath.Join(dir, CVE5Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	files = map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, f.Name)
+		files[f.Name] = b
+	}
+	return names, files
+}
+
+// rawRecord is what the shape test reads of a record.
+type rawRecord struct {
+	DataType    string `json:"dataType"`
+	DataVersion string `json:"dataVersion"`
+	Metadata    struct {
+		ID            string `json:"cveId"`
+		State         string `json:"state"`
+		DatePublished string `json:"datePublished"`
+		DateUpdated   string `json:"dateUpdated"`
+	} `json:"cveMetadata"`
+	Containers struct {
+		CNA rawContainer   `json:"cna"`
+		ADP []rawContainer `json:"adp"`
+	} `json:"containers"`
+}
+
+type rawContainer struct {
+	ProviderMetadata struct {
+		ShortName string `json:"shortName"`
+	} `json:"providerMetadata"`
+	Descriptions    []tLang `json:"descriptions"`
+	RejectedReasons []tLang `json:"rejectedReasons"`
+	References      []struct {
+		URL string `json:"url"`
+	} `json:"references"`
+	Affected []struct {
+		Vendor        string   `json:"vendor"`
+		Product       string   `json:"product"`
+		CPEs          []string `json:"cpes"`
+		Repo          string   `json:"repo"`
+		DefaultStatus string   `json:"defaultStatus"`
+		Versions      []struct {
+			Version         string            `json:"version"`
+			Status          string            `json:"status"`
+			VersionType     string            `json:"versionType"`
+			LessThan        string            `json:"lessThan"`
+			LessThanOrEqual string            `json:"lessThanOrEqual"`
+			Changes         []json.RawMessage `json:"changes"`
+		} `json:"versions"`
+	} `json:"affected"`
+	Metrics []struct {
+		Other *struct {
+			Type string `json:"type"`
+		} `json:"other"`
+	} `json:"metrics"`
+}
+
+var cve5PathPattern = regexp.MustCompile(`^cves/(\d{4})/(\d+)xxx/(CVE-(\d{4})-(\d{4,}))\.json$`)
+
+// TestCVE5Shape: the zip is laid out as cvelistV5 (cves/YYYY/NNxxx/ID.json,
+// by id) and its records look like real ones: CVE JSON 5.1 with what a
+// published or rejected record must have, and a mix of what CNAs write
+// close to that of the real records of ../shared/data/cve5 (version
+// objects without versionType, semver, custom and git; comparisons;
+// lessThanOrEqual; changes; n/a vendors; the kernel CNA's
+// original_commit_for_fix rows; CISA's ADP with SSVC on most CVEs
+// published since 2024, and with cpes on some).
+func TestCVE5Shape(t *testing.T) {
+	dir := writeCfg(t, Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting})
+	names, files := zipRecords(t, dir)
+	if len(names) != 3000 {
+		t.Fatalf("%d records, want 3000", len(names))
+	}
+	if !sort.StringsAreSorted(names) {
+		// cvelistV5's own order; ids sort within a directory.
+		t.Log("entries not in name order (ids of different widths)")
+	}
+	types := map[string]int{}
+	count := map[string]int{}
+	var objs, recent, recentSSVC int
+	for _, name := range names {
+		m := cve5PathPattern.FindStringSubmatch(name)
+		if m == nil {
+			t.Fatalf("entry %q is not cves/YYYY/NNxxx/CVE-YYYY-N.json", name)
+		}
+		var rec rawRecord
+		if err := json.Unmarshal(files[name], &rec); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		num, _ := strconv.Atoi(m[5])
+		if rec.Metadata.ID != m[3] || m[1] != m[4] || m[2] != strconv.Itoa(num/1000) {
+			t.Fatalf("%s holds %s", name, rec.Metadata.ID)
+		}
+		if rec.DataType != "CVE_RECORD" || rec.DataVersion != "5.1" {
+			t.Fatalf("%s: dataType %q dataVersion %q", name, rec.DataType, rec.DataVersion)
+		}
+		if rec.Metadata.DateUpdated < rec.Metadata.DatePublished {
+			t.Errorf("%s: updated %s before published %s", name, rec.Metadata.DateUpdated, rec.Metadata.DatePublished)
+		}
+		cna := &rec.Containers.CNA
+		if rec.Metadata.State == "REJECTED" {
+			count["rejected"]++
+			if len(cna.RejectedReasons) == 0 || len(cna.Affected) > 0 {
+				t.Errorf("%s: a rejected record needs rejectedReasons and nothing affected", name)
+			}
+			continue
+		}
+		if len(cna.Descriptions) == 0 || len(cna.Affected) == 0 || len(cna.References) == 0 {
+			t.Errorf("%s: a published record needs descriptions, affected and references", name)
+		}
+		if strings.HasPrefix(rec.Metadata.DatePublished, "2024") || strings.HasPrefix(rec.Metadata.DatePublished, "2025") {
+			recent++
+		}
+		for _, a := range cna.Affected {
+			if strings.EqualFold(a.Vendor, "n/a") {
+				count["vendor n/a"]++
+			}
+			if a.Repo != "" {
+				count["repo"]++
+			}
+			for _, v := range a.Versions {
+				objs++
+				types[v.VersionType]++
+				switch {
+				case strings.ContainsAny(v.Version[:1], "<>="):
+					count["comparison"]++
+				case v.LessThanOrEqual != "":
+					count["lessThanOrEqual"]++
+				}
+				if len(v.Changes) > 0 {
+					count["changes"]++
+				}
+				if v.Status == "unaffected" {
+					count["unaffected"]++
+				}
+			}
+		}
+		for _, adp := range rec.Containers.ADP {
+			if adp.ProviderMetadata.ShortName != "CISA-ADP" {
+				count["adp "+adp.ProviderMetadata.ShortName]++
+				continue
+			}
+			count["adp CISA-ADP"]++
+			for _, a := range adp.Affected {
+				if len(a.CPEs) > 0 {
+					count["adp cpes"]++
+				}
+			}
+			for _, mt := range adp.Metrics {
+				if mt.Other != nil && mt.Other.Type == "ssvc" {
+					count["ssvc"]++
+					if strings.HasPrefix(rec.Metadata.DatePublished, "2024") || strings.HasPrefix(rec.Metadata.DatePublished, "2025") {
+						recentSSVC++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d version objects: types %v; %v", objs, types, count)
+	for _, vt := range []string{"", "semver", "custom", "git", "original_commit_for_fix"} {
+		if types[vt] == 0 {
+			t.Errorf("no version object of versionType %q", vt)
+		}
+	}
+	// The real records: 161 of 405 CNA objects without versionType, 132
+	// semver, 74 custom, 31 git.
+	for _, vt := range []string{"", "semver", "custom"} {
+		if f := float64(types[vt]) / float64(objs); f < 0.08 {
+			t.Errorf("versionType %q on %.3f of the objects, want >= 0.08", vt, f)
+		}
+	}
+	for _, k := range []string{"rejected", "vendor n/a", "repo", "comparison", "lessThanOrEqual", "changes", "unaffected",
+		"adp CISA-ADP", "adp cpes", "ssvc", "adp CVE"} {
+		if count[k] == 0 {
+			t.Errorf("no %s", k)
+		}
+	}
+	if f := float64(recentSSVC) / float64(recent); f < 0.6 {
+		t.Errorf("SSVC on %.3f of the records published in 2024-2025, want >= 0.6", f)
+	}
+}
+
+// TestCVE5Deterministic: the same flags give the same bytes, records
+// and next day included; and records with no backlog drawn leave the
+// NVD feeds, catalog and EPSS file those of a data set without records.
+func TestCVE5Deterministic(t *testing.T) {
+	cfg := Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting, Next: true, ChangeRate: 0.05, AnalysedRate: DefaultAnalysedRate}
+	if a, b := dirDigest(t, writeCfg(t, cfg)), dirDigest(t, writeCfg(t, cfg)); a != b {
+		t.Errorf("two runs with the same flags differ: %s, %s", a, b)
+	}
+	dir := writeCfg(t, Config{CVEs: 3000, Seed: 7, CVE5: true})
+	if err := os.Remove(filepath.Join(dir, CVE5Name)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dirDigest(t, dir), "8d16625a6ccbf0a446cdb9ada7d4bb6c609591ab5cbab9d4a8347e7358e56641"; got != want {
+		t.Errorf("-cve5 -awaiting 0: the other files' digest %s, want that without records %s", got, want)
 	}
 }
