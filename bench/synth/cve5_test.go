@@ -2,12 +2,14 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -458,5 +460,117 @@ func TestCVE5Deterministic(t *testing.T) {
 	}
 	if got, want := dirDigest(t, dir), "8d16625a6ccbf0a446cdb9ada7d4bb6c609591ab5cbab9d4a8347e7358e56641"; got != want {
 		t.Errorf("-cve5 -awaiting 0: the other files' digest %s, want that without records %s", got, want)
+	}
+}
+
+// TestCVE5Next: the next day with records. Every base record is
+// byte-identical but those whose CNA or ADP changed something (their NVD
+// record's CNA side, or new versions found affected: cve5Changed), which
+// are updated on 2026-11-22; the new CVEs have records and no NVD
+// configurations; a share of the backlog is analysed: configurations
+// in the feed (Analyzed), the record as it was; some records' entries
+// change, which the loader sees.
+func TestCVE5Next(t *testing.T) {
+	base := readCVE5Set(t, Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting})
+	cfg := Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting, Next: true, ChangeRate: 0.05, AnalysedRate: 0.2}
+	next := readCVE5Set(t, cfg)
+	_, baseFiles := zipRecords(t, base.dir)
+	names, nextFiles := zipRecords(t, next.dir)
+	if len(names) != next.plan.Total() || next.plan.Total() != 3003 {
+		t.Fatalf("%d records on the next day, want %d", len(names), next.plan.Total())
+	}
+	g := next.plan.Generator()
+	var changed, newVersions, entriesChanged, backlog, analysed, analysedChanged int
+	for _, name := range names {
+		id := strings.TrimSuffix(name[strings.LastIndexByte(name, '/')+1:], ".json")
+		i := next.index[id]
+		old, ok := baseFiles[name]
+		if i >= 3000 {
+			if ok {
+				t.Errorf("%s: a new CVE with a base record", id)
+			}
+			if c := next.feed[id]; len(c.Configurations) > 0 || !strings.HasPrefix(next.recs[id].Updated, "2026-11-22") {
+				t.Errorf("%s: a new CVE with configurations, or not updated on 2026-11-22 (%s)", id, next.recs[id].Updated)
+			}
+			continue
+		}
+		s, _ := g.record(i)
+		want := s.cnaChanged || next.plan.cve5Changed(i)
+		got := !bytes.Equal(old, nextFiles[name])
+		if got != want {
+			t.Errorf("%s: record changed %v, want %v (CNA side changed %v, new versions %v)", id, got, want, s.cnaChanged, next.plan.cve5Changed(i))
+		}
+		if got {
+			changed++
+			if u := next.recs[id].Updated; !strings.HasPrefix(u, "2026-11-22") {
+				t.Errorf("%s: changed, updated %s, want 2026-11-22", id, u)
+			}
+		}
+		if next.plan.cve5Changed(i) {
+			newVersions++
+			if a, b := base.recs[id].Affected, next.recs[id].Affected; !reflect.DeepEqual(a, b) {
+				entriesChanged++
+			}
+		}
+		if s.backlog && !s.rejected && len(base.feed[id].Configurations) == 0 {
+			backlog++
+			if c := next.feed[id]; len(c.Configurations) > 0 {
+				analysed++
+				if c.VulnStatus != "Analyzed" || c.LastModified < "2026-11-22" {
+					t.Errorf("%s: analysed, status %s, lastModified %s", id, c.VulnStatus, c.LastModified)
+				}
+				if got {
+					analysedChanged++
+				}
+			}
+		}
+	}
+	t.Logf("%d base records changed (%d with new versions, %d of whose entries changed); backlog %d, %d analysed (%d of whose records changed)",
+		changed, newVersions, entriesChanged, backlog, analysed, analysedChanged)
+	if newVersions == 0 || entriesChanged < newVersions/2 {
+		t.Errorf("%d records with new versions, %d with changed entries", newVersions, entriesChanged)
+	}
+	if f := float64(analysed) / float64(backlog); f < 0.1 || f > 0.35 {
+		t.Errorf("%.3f of the backlog analysed, want about 0.2", f)
+	}
+	if changed < 150 {
+		t.Errorf("only %d records changed", changed)
+	}
+}
+
+// TestCVE5Flags: -awaiting and -analysed-rate need -cve5 (and -next),
+// shares outside 0..1 are refused with one line; a good run writes the
+// zip, and no zip without -cve5.
+func TestCVE5Flags(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"-o", dir, "-cves", "10", "-awaiting", "0.5"},
+		{"-o", dir, "-cves", "10", "-next", "-analysed-rate", "0.5"},
+		{"-o", dir, "-cves", "10", "-cve5", "-analysed-rate", "0.5"},
+		{"-o", dir, "-cves", "10", "-cve5", "-awaiting", "1.5"},
+		{"-o", dir, "-cves", "10", "-cve5", "-awaiting", "NaN"},
+		{"-o", dir, "-cves", "10", "-cve5", "-next", "-analysed-rate", "-0.1"},
+		{"-o", dir, "-cves", "10", "-cve5=perhaps"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) = %d, want 2", args, code)
+		}
+		if !strings.HasPrefix(stderr.String(), "synth: ") {
+			t.Errorf("run(%q) printed %q to stderr", args, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-o", dir, "-cves", "40"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("good run returned %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, CVE5Name)); !os.IsNotExist(err) {
+		t.Errorf("without -cve5: %s exists (%v)", CVE5Name, err)
+	}
+	if code := run([]string{"-o", dir, "-cves", "40", "-cve5", "-awaiting", "0.5", "-next", "-analysed-rate", "0.5"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("good run returned %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, CVE5Name)); err != nil {
+		t.Error(err)
 	}
 }
