@@ -2,13 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-json"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zip"
 )
 
@@ -1063,20 +1067,88 @@ func CVE5Path(id string) string {
 }
 
 // WriteCVE5 writes the records' zip to path: every record of the data
-// set (Total()), by id, each entry deflated as it is made; only the
-// zip's central directory (some 100 bytes a record) stays in memory.
+// set (Total()), by id. Workers make and deflate the records a batch at
+// a time, and one writer appends them to the zip in order, so that the
+// bytes do not depend on scheduling; memory holds a few batches and the
+// zip's central directory (some 100 bytes a record).
 func (p *Plan) WriteCVE5(path string) error {
 	return writeFileAtomic(path, func(bw *bufio.Writer) error {
 		zw := zip.NewWriter(bw)
-		g := p.Generator()
-		for y := firstYear; y <= lastYear; y++ {
-			first, base := p.start[y-firstYear], p.Count(y)
-			for k := range p.feedCount(y) {
-				i := first + k
-				if k >= base {
-					i = p.cfg.CVEs + k - base
+		total := p.Total()
+		const batch = 256
+		type result struct {
+			entries []cve5Entry
+			err     error
+		}
+		type job struct {
+			lo, hi int
+			out    chan result
+		}
+		workers := runtime.GOMAXPROCS(0)
+		pending := make(chan chan result, 2*workers) // batches in order
+		jobs := make(chan job)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			defer close(pending)
+			defer close(jobs)
+			for lo := 0; lo < total; lo += batch {
+				j := job{lo, min(lo+batch, total), make(chan result, 1)}
+				for _, send := range []func() bool{
+					func() bool {
+						select {
+						case pending <- j.out:
+							return true
+						case <-stop:
+							return false
+						}
+					},
+					func() bool {
+						select {
+						case jobs <- j:
+							return true
+						case <-stop:
+							return false
+						}
+					},
+				} {
+					if !send() {
+						return
+					}
 				}
-				if err := g.writeCVE5Entry(zw, i); err != nil {
+			}
+		}()
+		for range workers {
+			go func() {
+				w := &cve5Worker{g: p.Generator()}
+				for j := range jobs {
+					res := result{entries: make([]cve5Entry, 0, j.hi-j.lo)}
+					// Records by index are by id: the years in order,
+					// the next day's new ones (of the last year) last.
+					for i := j.lo; i < j.hi && res.err == nil; i++ {
+						var e cve5Entry
+						e, res.err = w.entry(i)
+						res.entries = append(res.entries, e)
+					}
+					j.out <- res
+				}
+			}()
+		}
+		for ch := range pending {
+			res := <-ch
+			if res.err != nil {
+				return res.err
+			}
+			for k := range res.entries {
+				e := &res.entries[k]
+				// The zip keeps the header for its directory: a copy,
+				// not a pointer into the batch and its data.
+				fh := e.header
+				w, err := zw.CreateRaw(&fh)
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(e.data); err != nil {
 					return err
 				}
 			}
@@ -1085,20 +1157,45 @@ func (p *Plan) WriteCVE5(path string) error {
 	})
 }
 
-func (g *Generator) writeCVE5Entry(zw *zip.Writer, i int) error {
-	rec := g.CVE5(i)
+// cve5Entry is one deflated record of the zip.
+type cve5Entry struct {
+	header zip.FileHeader
+	data   []byte
+}
+
+// cve5Worker makes zip entries: a generator and a reused compressor.
+type cve5Worker struct {
+	g   *Generator
+	buf bytes.Buffer
+	fw  *flate.Writer
+}
+
+func (w *cve5Worker) entry(i int) (cve5Entry, error) {
+	rec := w.g.CVE5(i)
 	b, err := json.MarshalWithOption(rec, json.DisableHTMLEscape())
 	if err != nil {
-		return fmt.Errorf("record %d: %w", i, err)
+		return cve5Entry{}, fmt.Errorf("record %d: %w", i, err)
 	}
 	mod, err := time.Parse("2006-01-02T15:04:05.000Z", rec.Metadata.DateUpdated)
 	if err != nil {
-		return err
+		return cve5Entry{}, err
 	}
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: CVE5Path(rec.Metadata.CVEID), Method: zip.Deflate, Modified: mod})
-	if err != nil {
-		return err
+	w.buf.Reset()
+	if w.fw == nil {
+		if w.fw, err = flate.NewWriter(&w.buf, flate.DefaultCompression); err != nil {
+			return cve5Entry{}, err
+		}
+	} else {
+		w.fw.Reset(&w.buf)
 	}
-	_, err = w.Write(b)
-	return err
+	if _, err := w.fw.Write(b); err != nil {
+		return cve5Entry{}, err
+	}
+	if err := w.fw.Close(); err != nil {
+		return cve5Entry{}, err
+	}
+	e := cve5Entry{data: bytes.Clone(w.buf.Bytes())}
+	e.header = zip.FileHeader{Name: CVE5Path(rec.Metadata.CVEID), Method: zip.Deflate, Modified: mod,
+		CRC32: crc32.ChecksumIEEE(b), CompressedSize64: uint64(len(e.data)), UncompressedSize64: uint64(len(b))}
+	return e, nil
 }
