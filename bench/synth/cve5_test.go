@@ -422,7 +422,7 @@ func TestCVE5Shape(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d version objects: types %v; %v", objs, types, count)
+	t.Logf("%d version objects: types %v; %v; SSVC on %d of %d records published 2024-2025", objs, types, count, recentSSVC, recent)
 	for _, vt := range []string{"", "semver", "custom", "git", "original_commit_for_fix"} {
 		if types[vt] == 0 {
 			t.Errorf("no version object of versionType %q", vt)
