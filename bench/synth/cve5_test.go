@@ -56,6 +56,7 @@ func writeCfg(t *testing.T, cfg Config) string {
 // taken with commit 2f08522, the last one before): the NVD feeds, the
 // catalog and the EPSS file, base and next day.
 func TestRecordsOffUnchanged(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cfg  Config
 		want string
@@ -150,6 +151,7 @@ func testVersions(ms []truthMatch) []string {
 // file); and whatever an entry names, it says affected every version the
 // truth (NVD's analysis, given or to come) says is.
 func TestCVE5Records(t *testing.T) {
+	t.Parallel()
 	set := readCVE5Set(t, Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting})
 	if len(set.recs) != len(set.feed) || len(set.recs) != 3000 {
 		t.Fatalf("%d records, %d CVEs in the feeds, want 3000 each", len(set.recs), len(set.feed))
@@ -332,6 +334,7 @@ var cve5PathPattern = regexp.MustCompile(`^cves/(\d{4})/(\d+)xxx/(CVE-(\d{4})-(\
 // original_commit_for_fix rows; CISA's ADP with SSVC on most CVEs
 // published since 2024, and with cpes on some).
 func TestCVE5Shape(t *testing.T) {
+	t.Parallel()
 	dir := writeCfg(t, Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting})
 	names, files := zipRecords(t, dir)
 	if len(names) != 3000 {
@@ -450,7 +453,8 @@ func TestCVE5Shape(t *testing.T) {
 // and next day included; and records with no backlog drawn leave the
 // NVD feeds, catalog and EPSS file those of a data set without records.
 func TestCVE5Deterministic(t *testing.T) {
-	cfg := Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting, Next: true, ChangeRate: 0.05, AnalysedRate: DefaultAnalysedRate}
+	t.Parallel()
+	cfg := Config{CVEs: 1000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting, Next: true, ChangeRate: 0.05, AnalysedRate: DefaultAnalysedRate}
 	if a, b := dirDigest(t, writeCfg(t, cfg)), dirDigest(t, writeCfg(t, cfg)); a != b {
 		t.Errorf("two runs with the same flags differ: %s, %s", a, b)
 	}
@@ -471,6 +475,7 @@ func TestCVE5Deterministic(t *testing.T) {
 // in the feed (Analyzed), the record as it was; some records' entries
 // change, which the loader sees.
 func TestCVE5Next(t *testing.T) {
+	t.Parallel()
 	base := readCVE5Set(t, Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting})
 	cfg := Config{CVEs: 3000, Seed: 7, CVE5: true, Awaiting: DefaultAwaiting, Next: true, ChangeRate: 0.05, AnalysedRate: 0.2}
 	next := readCVE5Set(t, cfg)
