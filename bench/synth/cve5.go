@@ -1070,7 +1070,7 @@ func CVE5Path(id string) string {
 // set (Total()), by id. Workers make and deflate the records a batch at
 // a time, and one writer appends them to the zip in order, so that the
 // bytes do not depend on scheduling; memory holds a few batches and the
-// zip's central directory (some 100 bytes a record).
+// zip's central directory (some 250 bytes a record).
 func (p *Plan) WriteCVE5(path string) error {
 	return writeFileAtomic(path, func(bw *bufio.Writer) error {
 		zw := zip.NewWriter(bw)

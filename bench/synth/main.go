@@ -63,7 +63,7 @@
 // generated and encoded one at a time, straight into the gzip streams,
 // so memory does not grow with N but for the 4 bytes per record the EPSS
 // file's percentiles take and, with -cve5, the zip's central directory
-// (about 100 bytes a record); years are written in parallel, and the
+// (some 250 bytes a record); years are written in parallel, and the
 // records' zip by batches made on every core.
 //
 // Bad flags print an error to stderr and exit with status 2; a failure
