@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -220,12 +221,21 @@ type cve5CWE struct {
 }
 
 type cve5Metric struct {
-	Format string       `json:"format,omitempty"`
-	V40    *CVSSDataV40 `json:"cvssV4_0,omitempty"`
-	V31    *CVSSDataV3  `json:"cvssV3_1,omitempty"`
-	V30    *CVSSDataV3  `json:"cvssV3_0,omitempty"`
-	V2     *CVSSDataV2  `json:"cvssV2_0,omitempty"`
-	Other  *cve5Other   `json:"other,omitempty"`
+	Format string      `json:"format,omitempty"`
+	V40    *cve5CVSS40 `json:"cvssV4_0,omitempty"`
+	V31    *CVSSDataV3 `json:"cvssV3_1,omitempty"`
+	V30    *CVSSDataV3 `json:"cvssV3_0,omitempty"`
+	V2     *CVSSDataV2 `json:"cvssV2_0,omitempty"`
+	Other  *cve5Other  `json:"other,omitempty"`
+}
+
+// cve5CVSS40 is a CVSS 4.0 metric as CNAs write it: FIRST's schema names
+// its metrics otherwise than NVD's cvssData, so only the base fields.
+type cve5CVSS40 struct {
+	Version      string `json:"version"`
+	VectorString string `json:"vectorString"`
+	BaseScore    Score  `json:"baseScore"`
+	BaseSeverity string `json:"baseSeverity"`
 }
 
 type cve5Other struct {
@@ -374,8 +384,12 @@ func (g *Generator) cve5(s *subject, c *CVE) *cve5Record {
 	}
 	adpSource := uuidLower(p.cfg.Seed, "adp")
 	cna.Metrics = cve5Metrics(&c.Metrics, s.source)
+	seen := map[string]bool{}
 	for _, ref := range c.References {
-		cna.References = append(cna.References, cve5Ref{URL: ref.URL, Tags: cnaTags(ref.URL)})
+		if !seen[ref.URL] { // the schema's references are unique
+			seen[ref.URL] = true
+			cna.References = append(cna.References, cve5Ref{URL: ref.URL, Tags: cnaTags(ref.URL)})
+		}
 	}
 	if len(cna.References) == 0 {
 		cna.References = []cve5Ref{{URL: "https://www.cve.org/CVERecord?id=" + s.id}}
@@ -424,7 +438,37 @@ func (g *Generator) cve5(s *subject, c *CVE) *cve5Record {
 		updated = max(updated, adpUpd)
 	}
 	m.DateUpdated = formatZ(updated)
+	uniqueVersions(cna.Affected)
+	for k := range rec.Containers.ADP {
+		uniqueVersions(rec.Containers.ADP[k].Affected)
+	}
 	return rec
+}
+
+// uniqueVersions drops repeated version objects of each entry (the
+// schema's versions are unique), keeping the first.
+func uniqueVersions(es []cve5Affected) {
+	for k := range es {
+		vs := es[k].Versions
+		if len(vs) < 2 {
+			continue
+		}
+		out := make([]cve5Vers, 0, len(vs))
+		for _, v := range vs {
+			dup := false
+			for _, w := range out {
+				if v.Version == w.Version && v.Status == w.Status && v.VersionType == w.VersionType &&
+					v.LessThan == w.LessThan && v.LessThanOrEqual == w.LessThanOrEqual && slices.Equal(v.Changes, w.Changes) {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				out = append(out, v)
+			}
+		}
+		es[k].Versions = out
+	}
 }
 
 // cve5Metrics are the CVSS metrics of source among ms, in the feed's
@@ -432,8 +476,8 @@ func (g *Generator) cve5(s *subject, c *CVE) *cve5Record {
 func cve5Metrics(ms *Metrics, source string) []cve5Metric {
 	var out []cve5Metric
 	for k := range ms.V40 {
-		if ms.V40[k].Source == source {
-			out = append(out, cve5Metric{Format: "CVSS", V40: &ms.V40[k].CVSSData})
+		if d := &ms.V40[k].CVSSData; ms.V40[k].Source == source {
+			out = append(out, cve5Metric{Format: "CVSS", V40: &cve5CVSS40{d.Version, d.VectorString, d.BaseScore, d.BaseSeverity}})
 		}
 	}
 	for k := range ms.V31 {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -577,5 +578,228 @@ func TestCVE5Flags(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, CVE5Name)); err != nil {
 		t.Error(err)
+	}
+}
+
+// Rules of the CVE Record Format (cve-schema,
+// schema/docs/CVE_Record_Format_bundled.json) that the records could
+// break, checked by hand: the schema itself is not vendored here.
+var (
+	uuid4Pattern  = regexp.MustCompile(`^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-[89ABab][0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}$`)
+	cweIDPattern  = regexp.MustCompile(`^CWE-[1-9][0-9]*$`)
+	timePattern   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
+	referenceTags = map[string]bool{"broken-link": true, "customer-entitlement": true, "exploit": true, "government-resource": true,
+		"issue-tracking": true, "mailing-list": true, "mitigation": true, "not-applicable": true, "patch": true,
+		"permissions-required": true, "media-coverage": true, "product": true, "related": true, "release-notes": true,
+		"signature": true, "technical-description": true, "third-party-advisory": true, "vendor-advisory": true, "vdb-entry": true}
+	cve5Statuses = map[string]bool{"affected": true, "unaffected": true, "unknown": true}
+)
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func onlyKeys(m map[string]any, allowed ...string) bool {
+	for k := range m {
+		if !slicesContains(allowed, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func slicesContains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// unique reports whether the JSON values are pairwise different.
+func unique(xs []any) bool {
+	seen := map[string]bool{}
+	for _, x := range xs {
+		b, _ := json.Marshal(x)
+		if seen[string(b)] {
+			return false
+		}
+		seen[string(b)] = true
+	}
+	return true
+}
+
+// schemaErrors lists what of one record breaks those rules.
+func schemaErrors(raw []byte) []string {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	var rec map[string]any
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return []string{err.Error()}
+	}
+	if !onlyKeys(rec, "dataType", "dataVersion", "cveMetadata", "containers") {
+		fail("top-level keys %v", keysOf(rec))
+	}
+	meta, _ := rec["cveMetadata"].(map[string]any)
+	state, _ := meta["state"].(string)
+	allowed := []string{"cveId", "assignerOrgId", "assignerShortName", "requesterUserId", "dateUpdated", "serial", "dateReserved", "datePublished", "state"}
+	if state == "REJECTED" {
+		allowed = append(allowed, "dateRejected")
+	}
+	if !onlyKeys(meta, allowed...) || meta["cveId"] == nil || !uuid4Pattern.MatchString(fmt.Sprint(meta["assignerOrgId"])) {
+		fail("cveMetadata %v", meta)
+	}
+	for _, k := range []string{"dateUpdated", "dateReserved", "datePublished", "dateRejected"} {
+		if v, ok := meta[k]; ok && !timePattern.MatchString(fmt.Sprint(v)) {
+			fail("cveMetadata.%s %v", k, v)
+		}
+	}
+	conts, _ := rec["containers"].(map[string]any)
+	cna, _ := conts["cna"].(map[string]any)
+	var all []map[string]any
+	all = append(all, cna)
+	adps, _ := conts["adp"].([]any)
+	if conts["adp"] != nil && (len(adps) == 0 || !unique(adps)) {
+		fail("adp must be a non-empty array of unique containers")
+	}
+	for _, a := range adps {
+		m, _ := a.(map[string]any)
+		all = append(all, m)
+		if len(m) < 2 {
+			fail("an adp container with only %v", keysOf(m))
+		}
+	}
+	if state == "REJECTED" {
+		if !onlyKeys(cna, "providerMetadata", "rejectedReasons", "replacedBy") || cna["rejectedReasons"] == nil {
+			fail("rejected cna %v", keysOf(cna))
+		}
+	} else {
+		for _, k := range []string{"providerMetadata", "descriptions", "affected", "references"} {
+			if cna[k] == nil {
+				fail("published cna without %s", k)
+			}
+		}
+	}
+	for _, c := range all {
+		pm, _ := c["providerMetadata"].(map[string]any)
+		short := fmt.Sprint(pm["shortName"])
+		if !onlyKeys(pm, "orgId", "shortName", "dateUpdated") || !uuid4Pattern.MatchString(fmt.Sprint(pm["orgId"])) || len(short) < 2 || len(short) > 32 {
+			fail("providerMetadata %v", pm)
+		}
+		if !onlyKeys(c, "providerMetadata", "title", "descriptions", "rejectedReasons", "affected", "problemTypes", "metrics", "references") {
+			fail("container keys %v", keysOf(c))
+		}
+		refs, _ := c["references"].([]any)
+		if c["references"] != nil && (len(refs) == 0 || !unique(refs)) {
+			fail("references must be a non-empty array of unique references")
+		}
+		for _, r := range refs {
+			ref, _ := r.(map[string]any)
+			tags, _ := ref["tags"].([]any)
+			if !onlyKeys(ref, "url", "name", "tags") || ref["tags"] != nil && (len(tags) == 0 || !unique(tags)) {
+				fail("reference %v", ref)
+			}
+			for _, tag := range tags {
+				if s := fmt.Sprint(tag); !referenceTags[s] && !strings.HasPrefix(s, "x_") {
+					fail("reference tag %q", s)
+				}
+			}
+		}
+		pts, _ := c["problemTypes"].([]any)
+		for _, p := range pts {
+			ds, _ := p.(map[string]any)["descriptions"].([]any)
+			for _, d := range ds {
+				dm, _ := d.(map[string]any)
+				if dm["lang"] == nil || dm["description"] == nil || dm["cweId"] != nil && !cweIDPattern.MatchString(fmt.Sprint(dm["cweId"])) {
+					fail("problemType %v", dm)
+				}
+			}
+		}
+		ms, _ := c["metrics"].([]any)
+		for _, x := range ms {
+			m, _ := x.(map[string]any)
+			if m["cvssV4_0"] == nil && m["cvssV3_1"] == nil && m["cvssV3_0"] == nil && m["cvssV2_0"] == nil && m["other"] == nil {
+				fail("metric %v", keysOf(m))
+			}
+			if v4, ok := m["cvssV4_0"].(map[string]any); ok && !onlyKeys(v4, "version", "vectorString", "baseScore", "baseSeverity") {
+				fail("cvssV4_0 with keys outside FIRST's base fields: %v", keysOf(v4))
+			}
+			if o, ok := m["other"].(map[string]any); ok {
+				content, _ := o["content"].(map[string]any)
+				if o["type"] == nil || len(content) == 0 {
+					fail("other %v", o)
+				}
+			}
+		}
+		affs, _ := c["affected"].([]any)
+		if c["affected"] != nil && len(affs) == 0 {
+			fail("empty affected")
+		}
+		for _, a := range affs {
+			e, _ := a.(map[string]any)
+			if !(e["vendor"] != nil && e["product"] != nil || e["collectionURL"] != nil && e["packageName"] != nil) {
+				fail("entry names no vendor and product nor package: %v", keysOf(e))
+			}
+			if e["versions"] == nil && e["defaultStatus"] == nil {
+				fail("entry with neither versions nor defaultStatus")
+			}
+			if ds, ok := e["defaultStatus"]; ok && !cve5Statuses[fmt.Sprint(ds)] {
+				fail("defaultStatus %v", ds)
+			}
+			vs, _ := e["versions"].([]any)
+			if e["versions"] != nil && (len(vs) == 0 || !unique(vs)) {
+				fail("versions must be a non-empty array of unique objects: %v", vs)
+			}
+			for _, x := range vs {
+				v, _ := x.(map[string]any)
+				_, lt := v["lessThan"]
+				_, le := v["lessThanOrEqual"]
+				_, vt := v["versionType"]
+				switch {
+				case !onlyKeys(v, "version", "status", "versionType", "lessThan", "lessThanOrEqual", "changes"),
+					v["version"] == nil || fmt.Sprint(v["version"]) == "" || !cve5Statuses[fmt.Sprint(v["status"])],
+					(lt || le) && !vt,
+					!lt && !le && (v["changes"] != nil || len(v) > 3 || len(v) == 3 && !vt):
+					fail("version object %v", v)
+				}
+				chs, _ := v["changes"].([]any)
+				for _, ch := range chs {
+					cm, _ := ch.(map[string]any)
+					if !onlyKeys(cm, "at", "status") || cm["at"] == nil || !cve5Statuses[fmt.Sprint(cm["status"])] {
+						fail("change %v", cm)
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// TestCVE5Schema: every record of a base and a next day keeps the rules
+// of the CVE Record Format that the generator could break.
+func TestCVE5Schema(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{
+		{CVEs: 2000, Seed: 3, CVE5: true, Awaiting: DefaultAwaiting},
+		{CVEs: 2000, Seed: 3, CVE5: true, Awaiting: DefaultAwaiting, Next: true, ChangeRate: 0.1, AnalysedRate: 0.2},
+	} {
+		names, files := zipRecords(t, writeCfg(t, cfg))
+		bad := 0
+		for _, name := range names {
+			for _, e := range schemaErrors(files[name]) {
+				if bad++; bad <= 20 {
+					t.Errorf("%s: %s", name, e)
+				}
+			}
+		}
+		if bad > 20 {
+			t.Errorf("... %d errors in all", bad)
+		}
 	}
 }
