@@ -50,6 +50,9 @@ func drawMatchCount(r *rand.Rand) int {
 }
 
 func (g *Generator) configurations(s *subject) []Configuration {
+	if s.backlog {
+		return nil
+	}
 	r := g.stream(s.i, secConfig)
 	if s.rejected {
 		return nil
@@ -68,6 +71,26 @@ func (g *Generator) configurations(s *subject) []Configuration {
 			return nil
 		}
 	}
+	return g.drawConfigurations(r, s)
+}
+
+// truth is what NVD's analysis finds affected, whether or not the feed
+// shows it yet: the record's configurations when it has them, else
+// those it would have (the same draws). The record's CNA and ADP entries
+// are written from it (cve5.go). nil for a rejected record.
+func (g *Generator) truth(s *subject) []Configuration {
+	r := g.stream(s.i, secConfig)
+	if s.rejected {
+		return nil
+	}
+	if s.status != "Deferred" || s.hasNVD {
+		r.Float64() // configurations' draw whether the feed shows them
+	}
+	return g.drawConfigurations(r, s)
+}
+
+// drawConfigurations draws the configurations of s, continuing r.
+func (g *Generator) drawConfigurations(r *rand.Rand, s *subject) []Configuration {
 	voc := g.plan.voc
 	n := drawMatchCount(r)
 	// Split n over the products: the main one gets the most.

@@ -33,6 +33,15 @@ type Config struct {
 	// ChangeRate is the share of records changed on the next day, in
 	// 0..1; only read when Next is set.
 	ChangeRate float64
+	// CVE5 also writes the CVE Program's JSON 5 record of every CVE,
+	// in CVE5Name (cve5.go). Then Awaiting is the share of records,
+	// drawn one by one, that NVD has not analysed yet (no
+	// configurations in its feed), and with Next, AnalysedRate the share
+	// of those that NVD analyses on the next day. Without CVE5 both are
+	// ignored and the NVD feeds are those of a data set without records.
+	CVE5         bool
+	Awaiting     float64
+	AnalysedRate float64
 }
 
 // DefaultChangeRate is the usual daily churn: about 1% of NVD's records
@@ -128,6 +137,14 @@ func NewPlan(cfg Config) (*Plan, error) {
 	counts := apportion(cfg.CVEs)
 	for k, c := range counts {
 		p.start[k+1] = p.start[k] + c
+	}
+	if cfg.CVE5 {
+		if !(cfg.Awaiting >= 0 && cfg.Awaiting <= 1) {
+			return nil, fmt.Errorf("awaiting share must be in 0..1, got %v", cfg.Awaiting)
+		}
+		if !(cfg.AnalysedRate >= 0 && cfg.AnalysedRate <= 1) {
+			return nil, fmt.Errorf("analysed rate must be in 0..1, got %v", cfg.AnalysedRate)
+		}
 	}
 	if cfg.Next {
 		if !(cfg.ChangeRate >= 0 && cfg.ChangeRate <= 1) {
@@ -236,7 +253,9 @@ const (
 	secConfig
 	secText
 	secRefs
-	secEPSS // the record's EPSS score (epss.go)
+	secEPSS    // the record's EPSS score (epss.go)
+	secBacklog // an unanalysed record's status and dates (cve5.go)
+	secCVE5    // its CVE JSON 5 record (cve5.go)
 )
 
 // stream reseeds the generator's random source for section sec of
@@ -266,6 +285,12 @@ type subject struct {
 	cur        ver     // the main product's last affected release
 	force1321  bool    // cites CWE-1321 (the id missing from the catalog)
 	cwes       []string
+	// backlog: with Config.CVE5, NVD has not analysed the record: its
+	// feed record has no configurations (the record's do the work).
+	backlog bool
+	// cnaChanged: on the next day, its CNA or an ADP changed what the
+	// record says (next.go), so its record is updated that day.
+	cnaChanged bool
 }
 
 // Record returns record i: 0 <= i < CVEs, or with Next 0 <= i < Total(),
@@ -273,14 +298,25 @@ type subject struct {
 // changes is returned as of the next day; every other one is the same
 // as without Next.
 func (g *Generator) Record(i int) *CVE {
+	_, c := g.record(i)
+	return c
+}
+
+// record is Record, also returning the record's subject as of the day
+// written.
+func (g *Generator) record(i int) (subject, *CVE) {
 	s := g.core(i)
 	c := g.draw(&s)
-	if g.plan.cfg.Next && i < g.plan.cfg.CVEs {
-		if rank, ok := g.plan.changeRank(i); ok {
+	p := g.plan
+	if p.cfg.Next && i < p.cfg.CVEs {
+		if rank, ok := p.changeRank(i); ok {
 			g.change(&s, c, rank)
 		}
+		if s.backlog && !s.rejected && p.analysedNext(i) {
+			g.analyse(&s, c)
+		}
 	}
-	return c
+	return s, c
 }
 
 // draw draws every section of the record of s at the current revision.
@@ -392,6 +428,9 @@ func (g *Generator) core(i int) subject {
 	}
 	s.mod = drawModified(r, s.status, s.pub)
 	g.drawProducts(r, &s)
+	if p.cfg.CVE5 && !s.rejected && p.awaiting(i) {
+		g.toBacklog(&s)
+	}
 	return s
 }
 
@@ -749,6 +788,12 @@ func (p *Plan) WriteAll(dir string) error {
 	}
 	epss := make(chan error, 1)
 	go func() { epss <- p.WriteEPSS(filepath.Join(dir, EPSSName(p.cfg.Next))) }()
+	cve5 := make(chan error, 1)
+	if p.cfg.CVE5 {
+		go func() { cve5 <- p.WriteCVE5(filepath.Join(dir, CVE5Name)) }()
+	} else {
+		cve5 <- nil
+	}
 	// Biggest years first so the workers finish together.
 	years := make([]int, 0, numYears)
 	for y := firstYear; y <= lastYear; y++ {
@@ -773,7 +818,7 @@ func (p *Plan) WriteAll(dir string) error {
 	}
 	close(jobs)
 	wg.Wait()
-	return errors.Join(append(errs, <-epss)...)
+	return errors.Join(append(errs, <-epss, <-cve5)...)
 }
 
 // WriteYear writes the feed file of id year y to path.

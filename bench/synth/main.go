@@ -2,6 +2,7 @@
 // benchmarks and tests:
 //
 //	go run -C bench ./synth -o DIR -cves N [-seed S] [-next [-change-rate R]]
+//	                        [-cve5 [-awaiting R] [-analysed-rate R]]
 //
 // Into DIR (created if missing) it writes
 //
@@ -16,6 +17,12 @@
 //     records that are not rejected (gzip CSV, "#model_version:…,
 //     score_date:…" first): most scores tiny, a long tail, records with a
 //     KEV entry high, percentiles those of the scores' ranks (epss.go).
+//   - with -cve5, cves.zip: the CVE Program's JSON 5 record of every CVE
+//     as the cvelistV5 bundle holds them (cves/YYYY/NNxxx/CVE-….json,
+//     compact CVE JSON 5.1), CNA and ADP containers written as real CNAs
+//     and CISA's ADP write them (cve5.go). A share of the CVEs is then
+//     NVD's backlog: no configurations (nor NVD metrics or weaknesses) in
+//     the feeds, so that their vendors and products come from the records.
 //
 // Flags:
 //
@@ -25,6 +32,14 @@
 //	-next           write the feeds of the next day instead (see below)
 //	-change-rate R  with -next: share of the N records that change, 0..1
 //	                (default 0.01)
+//	-cve5           also write the records (default off: the feeds, the
+//	                catalog and the EPSS file are then byte for byte those
+//	                synth wrote before it had records)
+//	-awaiting R     with -cve5: share of the records drawn into NVD's
+//	                backlog, 0..1 (default 0.16: with the fifth of live
+//	                CVEs that have no configurations anyway, a third)
+//	-analysed-rate R  with -cve5 -next: share of the backlog NVD
+//	                analyses on the next day, 0..1 (default 0.05)
 //
 // With -next the files are those of the day after, for change-tracking
 // tests and benchmarks: feed timestamp 2026-11-23, the same N records of
@@ -38,12 +53,18 @@
 // the catalog is the same. next.go details the changes and their odds.
 // The EPSS file is epss_scores-2026-11-23.csv.gz: without the rows of
 // the records rejected that day, with the new records', a few scores
-// moved by 0.1 or more and many by less (epss.go).
+// moved by 0.1 or more and many by less (epss.go). With -cve5, the
+// records whose CNA or ADP side changed that day, and a share R of the
+// others (new versions found affected), are updated on 2026-11-22; the
+// new CVEs have records and no configurations; a share (-analysed-rate)
+// of the backlog gets its configurations (Analyzed), its record as it was.
 //
 // The same flags always give byte-identical files. Records are
 // generated and encoded one at a time, straight into the gzip streams,
 // so memory does not grow with N but for the 4 bytes per record the EPSS
-// file's percentiles take; years are written in parallel.
+// file's percentiles take and, with -cve5, the zip's central directory
+// (some 250 bytes a record); years are written in parallel, and the
+// records' zip by batches made on every core.
 //
 // Bad flags print an error to stderr and exit with status 2; a failure
 // while writing exits with status 1.
@@ -71,8 +92,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "data set seed")
 	next := fs.Bool("next", false, "write the feeds of the next day: some records changed, a few new")
 	rate := fs.Float64("change-rate", DefaultChangeRate, "with -next: share of the records that change, 0..1")
+	cve5 := fs.Bool("cve5", false, "also write the CVE JSON 5 record of every CVE, in "+CVE5Name)
+	awaiting := fs.Float64("awaiting", DefaultAwaiting, "with -cve5: share of the records NVD has not analysed (no configurations), 0..1")
+	analysed := fs.Float64("analysed-rate", DefaultAnalysedRate, "with -cve5 -next: share of those NVD analyses on the next day, 0..1")
 	usage := func(err error) int {
-		fmt.Fprintf(stderr, "synth: %v\nusage: synth -o DIR -cves N [-seed S] [-next [-change-rate R]]\n", err)
+		fmt.Fprintf(stderr, "synth: %v\nusage: synth -o DIR -cves N [-seed S] [-next [-change-rate R]] [-cve5 [-awaiting R] [-analysed-rate R]]\n", err)
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 		return 2
@@ -93,13 +117,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case !(*rate >= 0 && *rate <= 1):
 		return usage(fmt.Errorf("-change-rate must be in 0..1, got %v", *rate))
 	}
-	rateSet := false
-	fs.Visit(func(f *flag.Flag) { rateSet = rateSet || f.Name == "change-rate" })
-	if rateSet && !*next {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["change-rate"] && !*next:
 		return usage(errors.New("-change-rate needs -next"))
+	case set["awaiting"] && !*cve5:
+		return usage(errors.New("-awaiting needs -cve5"))
+	case set["analysed-rate"] && !(*cve5 && *next):
+		return usage(errors.New("-analysed-rate needs -cve5 and -next"))
+	case !(*awaiting >= 0 && *awaiting <= 1):
+		return usage(fmt.Errorf("-awaiting must be in 0..1, got %v", *awaiting))
+	case !(*analysed >= 0 && *analysed <= 1):
+		return usage(fmt.Errorf("-analysed-rate must be in 0..1, got %v", *analysed))
 	}
 	start := time.Now()
-	plan, err := NewPlan(Config{CVEs: *cves, Seed: *seed, Next: *next, ChangeRate: *rate})
+	cfg := Config{CVEs: *cves, Seed: *seed, Next: *next, ChangeRate: *rate}
+	if *cve5 {
+		cfg.CVE5, cfg.Awaiting, cfg.AnalysedRate = true, *awaiting, *analysed
+	}
+	plan, err := NewPlan(cfg)
 	if err != nil {
 		return usage(err)
 	}

@@ -229,6 +229,8 @@ func (g *Generator) coreNew(i int) subject {
 		s.mod += r.Int64N(min(3*3600_000, nextLimitMS-s.pub) + 1)
 	}
 	g.drawProducts(r, &s)
+	// With records, a new CVE is known from its record alone.
+	s.backlog = p.cfg.CVE5
 	return s
 }
 
@@ -248,13 +250,16 @@ func (g *Generator) change(s *subject, c *CVE, rank int) {
 	e := &edit{g: g, s: s, c: c}
 	if s.rejected {
 		_, c.Descriptions = e.redrawText()
+		s.cnaChanged = true
 		return
 	}
 	status := c.VulnStatus
+	defer func() { s.cnaChanged = s.cnaChanged || e.cna }()
 	for _, k := range kinds {
 		switch k {
 		case chReject:
 			e.reject()
+			s.cnaChanged = true
 			return
 		case chStatus:
 			c.VulnStatus = statusAfter(r, status)
@@ -492,6 +497,12 @@ func matchIDs(cs []Configuration) map[string]bool {
 
 func (e *edit) addCPEs() bool {
 	s, c := e.s, e.c
+	if s.backlog && len(c.Configurations) == 0 {
+		// NVD's analysis of a record it had left: what the records say.
+		c.Configurations = e.g.truth(s)
+		e.nvd = true
+		return len(c.Configurations) > 0
+	}
 	r := e.g.streamRev(s.i, secConfig, 1)
 	voc := e.g.plan.voc
 	mainP := &voc.products[s.prods[0]]
