@@ -777,6 +777,7 @@ func (ix *Index) buildReports(in []Report) error {
 var eventRank = map[string]int{
 	EventNewCVE: 0, EventSummaryChanged: 1, EventCPEsChanged: 2,
 	EventCVSSChanged: 3, EventCWEsChanged: 4, EventReferencesChanged: 5,
+	EventEPSSChanged: 6,
 }
 
 func encodeEvents(a *Alert) ([]byte, error) {

@@ -142,4 +142,5 @@ const (
 	EventCVSSChanged       = "CVSS changed"
 	EventCWEsChanged       = "CWEs changed"
 	EventReferencesChanged = "References changed"
+	EventEPSSChanged       = "EPSS changed"
 )

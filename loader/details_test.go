@@ -106,7 +106,7 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(v3, ManifestName), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const want = "format version 3 is older than this vulnd's 5: rebuild the snapshot with this vulnd"
+	const want = "format version 3 is older than this vulnd's 6: rebuild the snapshot with this vulnd"
 	if _, _, err := Load(v3); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Load of v3: %v, want %q", err, want)
 	}
@@ -141,7 +141,7 @@ func TestFormat4StillServed(t *testing.T) {
 	}
 	const v5 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],` +
 		`"affected":[{"source":"cna","vendor":"Example","product":null,"cpes":null,"default_status":null,"versions":[{"version":"1.0","status":"affected"}],"platforms":null}],` +
-		`"ssvc":{"exploitation":null,"automatable":"Example","technical_impact":null,"timestamp":null}}`
+		`"ssvc":{"exploitation":null,"automatable":"Example","technical_impact":null,"timestamp":null},"epss":null}`
 	ix, _, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -170,15 +170,15 @@ func TestFormat4StillServed(t *testing.T) {
 	line = line[:strings.LastIndexByte(line[:strings.LastIndexByte(line, ' ')], ' ')] + "\n"
 	setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(line))}, []int64{int64(len(line))}, []int{1})
 	raw, _ = os.ReadFile(filepath.Join(dir, ManifestName))
-	if !strings.Contains(string(raw), `"version": 5`) {
-		t.Fatalf("manifest without version 5: %s", raw)
+	if !strings.Contains(string(raw), `"version": 6`) {
+		t.Fatalf("manifest without version 6: %s", raw)
 	}
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(raw), `"version": 5`, `"version": 4`, 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(raw), `"version": 6`, `"version": 4`, 1)), 0o644)
 	ix, m, err := Load(dir)
 	if err != nil {
 		t.Fatalf("version 4 refused: %v", err)
 	}
-	const v4 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],"affected":[],"ssvc":null}`
+	const v4 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],"affected":[],"ssvc":null,"epss":null}`
 	if got, _ := ix.AppendDetails(nil, "CVE-2024-0001"); m.Version != 4 || string(got) != v4 {
 		t.Errorf("version %d details:\n%s\nwant\n%s", m.Version, got, v4)
 	}

@@ -28,7 +28,10 @@ import (
 // with vectors and severities, for GET /cve/{name}/details. Version 5
 // ends each line of details.txt.zst with the CVE's affected entries and
 // SSVC decision (from CVE JSON 5 records), as texts of strings.jsonl.zst.
-const FormatVersion = 5
+// Version 6 may add epss.csv.zst, the EPSS scores of the snapshot's CVEs
+// (present only when the build had EPSS; the manifest's "epss" says so
+// and gives the model and score date).
+const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -66,7 +69,17 @@ const (
 	fileIDs     = "ids.jsonl.zst"
 	fileDetails = "details.txt.zst"
 	fileStrings = "strings.jsonl.zst"
+
+	// The optional data file: EPSS scores, one "CVE-…,score,percentile"
+	// line per scored CVE of the snapshot, by CVE id as a string (the
+	// order of FIRST's file), without FIRST's two header lines (the
+	// manifest's "epss" has what the first one says).
+	keyEPSS  = "epss"
+	fileEPSS = "epss.csv.zst"
 )
+
+// epssVersion is the first format version that may hold EPSS scores.
+const epssVersion = 6
 
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
@@ -93,6 +106,26 @@ type Manifest struct {
 	Counts  index.Counts        `json:"counts"`
 	Files   map[string]FileInfo `json:"files"`
 	Inputs  []FileInfo          `json:"inputs,omitempty"`
+	// EPSS describes the snapshot's EPSS scores (files["epss"]); nil
+	// when it has none.
+	EPSS *EPSSInfo `json:"epss,omitempty"`
+}
+
+// EPSSInfo is the manifest's "epss": the EPSS file the scores came from
+// and what its first line says.
+type EPSSInfo struct {
+	// File is the name (base name) of FIRST's file the build read, as
+	// given to build -epss (or to the build whose scores a build with
+	// -previous and no -epss carried over).
+	File string `json:"file"`
+	// Model is the file's model_version ("v2026.06.15").
+	Model string `json:"model"`
+	// Date is the file's score_date, RFC 3339 in UTC
+	// ("2026-09-29T12:00:22Z"): how old the scores are.
+	Date string `json:"date"`
+	// Rows is the number of the snapshot's CVEs with a score
+	// (epss.csv.zst's lines).
+	Rows int `json:"rows"`
 }
 
 // FileInfo is one file of a snapshot (or one input of its build): its
@@ -121,6 +154,19 @@ type Snapshot struct {
 	// details are the CVEs' details, in Data.CVEs order (nil for a
 	// snapshot of the previous format).
 	details *index.Details
+	// epss are the snapshot's EPSS scores (nil: none).
+	epss *EPSS
+}
+
+// dataFiles are the data files m lists: those of its format version, and
+// epss.csv.zst when it has EPSS scores.
+func (m Manifest) dataFiles() map[string]string {
+	files := dataFilesOf(m.Version)
+	if m.EPSS != nil {
+		files = maps.Clone(files)
+		files[keyEPSS] = fileEPSS
+	}
+	return files
 }
 
 // metricsRecord is one line of metrics.jsonl.zst: the CVSS metrics of one
@@ -213,7 +259,15 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 	if _, err := time.Parse(TimeLayout, m.BuiltAt); err != nil {
 		return m, fmt.Errorf("built_at %q is not a timestamp", m.BuiltAt)
 	}
-	files := dataFilesOf(m.Version)
+	if m.EPSS != nil {
+		if m.Version < epssVersion {
+			return m, fmt.Errorf("format version %d holds no EPSS, but the manifest has \"epss\"", m.Version)
+		}
+		if err := checkEPSSInfo(m); err != nil {
+			return m, err
+		}
+	}
+	files := m.dataFiles()
 	if len(m.Files) != len(files) {
 		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(files))
 	}
