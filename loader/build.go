@@ -156,21 +156,22 @@ func Build(opt BuildOptions) (Manifest, error) {
 	ids.assign(cves)
 	stage("assign ids", "")
 	fresh := "" // the new report's id
-	if prev != nil && epss == nil && prev.epss != nil {
-		// A refresh of the CVEs alone keeps the scores it had.
+
+	var moved map[string]epssChange // the EPSS scores that alert
+	switch {
+	case prev != nil && epss == nil && prev.epss != nil:
+		// A refresh of the CVEs alone keeps the scores it had: nothing
+		// moved.
 		epss, epssFile = prev.epss, prev.Manifest.EPSS.File
 		stage("keep EPSS", plural(epss.Len(), "score", "scores")+" of "+epss.Date.UTC().Format(time.DateOnly)+" from -previous")
-	} else if prev != nil {
-		if _, why := epssChanges(prev.epss, epss); why != "" && opt.Warn != nil {
+	case prev != nil:
+		var why string
+		if moved, why = epssChanges(prev.epss, epss); why != "" && opt.Warn != nil {
 			opt.Warn(why)
 		}
 	}
 	if prev != nil {
 		at := formatTime(opt.Time)
-		var moved map[string]epssChange
-		if prev.epss != epss { // not carried over
-			moved, _ = epssChanges(prev.epss, epss)
-		}
 		alerts := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, moved)
 		if len(alerts) > 0 {
 			// The new report is kept whatever its time: a -time older
