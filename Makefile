@@ -97,8 +97,8 @@ SAMPLE_DIR ?=
 sample: build
 	@dir="$(SAMPLE_DIR)"; \
 	  if [ -z "$$dir" ]; then dir=$$(mktemp -d "$${TMPDIR:-/tmp}/vulnd-sample.XXXXXX") || exit 1; fi; \
-	  echo "$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o $$dir $(SHARED)/nvd/nvdcve-2.0-sample.json.gz $(SHARED)/cve5/*.json.gz"; \
-	  $(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -o "$$dir" $(SHARED)/nvd/nvdcve-2.0-sample.json.gz $(SHARED)/cve5/*.json.gz || exit 1; \
+	  echo "$(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -epss $(SHARED)/epss/epss-sample.csv -o $$dir $(SHARED)/nvd/nvdcve-2.0-sample.json.gz $(SHARED)/cve5/*.json.gz"; \
+	  $(BIN) build -cwe $(SHARED)/cwe/cwec_v4.15.xml.zip -epss $(SHARED)/epss/epss-sample.csv -o "$$dir" $(SHARED)/nvd/nvdcve-2.0-sample.json.gz $(SHARED)/cve5/*.json.gz || exit 1; \
 	  echo "the sample snapshot is in $$dir"; echo "serve it with: $(BIN) serve -snapshot $$dir"
 
 # The daily refresh: builds $(SNAP).next from the NVD feeds in $(FEEDS),

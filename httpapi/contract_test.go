@@ -1067,7 +1067,8 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		// first, as the first of a repeated parameter counts.
 		for _, q := range []string{"page=0", "page=%ZZ", "cvss=bogus", "updated_since=yesterday", "published_since=2024-01-31",
 			"kev=yes", "format=xml", "version=", "q=%ZZ", "cwe=%ZZ", "vendor=%ZZ", "product=%ZZ", "names=,",
-			"cvss=%ZZ", "updated_since=%ZZ", "published_since=%ZZ", "kev=%ZZ", "format=%ZZ", "version=%ZZ", "names=%ZZ"} {
+			"cvss=%ZZ", "updated_since=%ZZ", "published_since=%ZZ", "kev=%ZZ", "format=%ZZ", "version=%ZZ", "names=%ZZ",
+			"epss_min=10%25", "percentile_min=1.5", "sort=cvss", "epss_min=%ZZ", "percentile_min=%ZZ", "sort=%ZZ"} {
 			name, _, _ := strings.Cut(q, "=")
 			want := 200
 			if params["query "+name] != nil {
@@ -1262,13 +1263,18 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	sample := liveServer(t, New(func() *index.Index { return six }, Options{}))
 	c5 := sampleCVE5Index(t)
 	withCVE5 := liveServer(t, New(func() *index.Index { return c5 }, Options{}))
+	ep := sampleEPSSIndex(t)
+	withEPSS := liveServer(t, New(func() *index.Index { return ep }, Options{}))
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 	for _, f := range files {
 		g, _ := readJSON(t, f, "").(map[string]any)
 		status, _ := g["status"].(json.Number).Int64()
 		srv := sample
-		if g["fixture"] == "sample+cve5" {
+		switch g["fixture"] {
+		case "sample+cve5":
 			srv = withCVE5
+		case "sample+epss":
+			srv = withEPSS
 		}
 		both(srv, g["path"].(string), nil, int(status))
 	}
@@ -1282,6 +1288,12 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	// entries and SSVC, and a CVE only a record gives.
 	for _, target := range []string{"/cve/CVE-2023-5631/details", "/cve/CVE-2024-6728", "/cve/CVE-2024-6728/details", "/cve?kev=false&cvss=critical"} {
 		both(withCVE5, target, nil, 200)
+	}
+	// Built with EPSS: details with epss, the EPSS filters and orders,
+	// and an "EPSS changed" event.
+	for _, target := range []string{"/cve/CVE-1999-0095/details", "/cve?sort=risk&format=ndjson", "/cve?epss_min=0.005&sort=epss",
+		"/reports/20261122T000000Z/alerts", "/reports/20261122T000000Z/alerts/1"} {
+		both(withEPSS, target, nil, 200)
 	}
 	changes := changesIndex(t)
 	ch := liveServer(t, New(func() *index.Index { return changes }, Options{}))

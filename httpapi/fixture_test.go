@@ -99,9 +99,72 @@ func sampleCVE5Index(t testing.TB) *index.Index {
 	return cve5Ix
 }
 
+var (
+	epssOnce sync.Once
+	epssIx   *index.Index
+	epssErr  error
+	epssDir  string
+)
+
+// epssDayBefore is the EPSS file of the day before ../shared/data/epss's,
+// written for the tests: CVE-1999-0095 scored 0.06317 (0.1 less than the
+// real row), CVE-2023-1234 0.1 (0.09293 more than the real 0.00707), the
+// other rows as the real file has them.
+const epssDayBefore = `#model_version:v2026.06.15,score_date:2026-09-28T12:00:00Z
+cve,epss,percentile
+CVE-1999-0095,0.06317,0.91
+CVE-2023-1234,0.1,0.9
+CVE-2023-1235,0.0042,0.3382
+CVE-2023-1236,0.00459,0.37329
+CVE-2023-1237,0.0044,0.35796
+CVE-2023-20116,0.00604,0.46813
+CVE-2023-20242,0.00486,0.39415
+CVE-2023-20261,0.00529,0.42473
+CVE-2023-20266,0.00488,0.39594
+CVE-2023-22466,0.00569,0.44924
+`
+
+// sampleEPSSIndex is sampleIndex's snapshot built with the real EPSS rows
+// of ../shared/data/epss (-epss), and -previous a snapshot of the same
+// sample built with epssDayBefore: its one report, 20261122T000000Z, has
+// one alert, CVE-1999-0095's "EPSS changed" (up by 0.1;
+// CVE-2023-1234's fall of 0.09293 raises none). Once per test binary.
+func sampleEPSSIndex(t testing.TB) *index.Index {
+	t.Helper()
+	cwe := sharedData(t, "cwe/cwec_v4.15.xml.zip")
+	feed := sharedData(t, "nvd/nvdcve-2.0-sample.json.gz")
+	epss := sharedData(t, "epss/epss-sample.csv")
+	epssOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vulnd-httpapi-epss-")
+		if err != nil {
+			epssErr = err
+			return
+		}
+		before := filepath.Join(dir, "epss_scores-2026-09-28.csv")
+		if epssErr = os.WriteFile(before, []byte(epssDayBefore), 0o644); epssErr != nil {
+			return
+		}
+		s1 := filepath.Join(dir, "s1")
+		epssDir = filepath.Join(dir, "snap")
+		for _, b := range []loader.BuildOptions{
+			{CWECatalog: cwe, Feeds: []string{feed}, Out: s1, EPSS: before, Time: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)},
+			{CWECatalog: cwe, Feeds: []string{feed}, Out: epssDir, EPSS: epss, Previous: s1, Time: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)},
+		} {
+			if _, epssErr = loader.Build(b); epssErr != nil {
+				return
+			}
+		}
+		epssIx, _, epssErr = loader.Load(epssDir)
+	})
+	if epssErr != nil {
+		t.Fatalf("build sample snapshot with EPSS: %v", epssErr)
+	}
+	return epssIx
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{sampleDir, cve5Dir} {
+	for _, dir := range []string{sampleDir, cve5Dir, epssDir} {
 		if dir != "" {
 			os.RemoveAll(filepath.Dir(dir))
 		}

@@ -29,7 +29,9 @@ func readAll(t testing.TB, res *http.Response) []byte {
 // every cpe_id in a response is set to 0 before comparing, and
 // TestCPEIDsAreStable checks them separately. Fixture names the snapshot
 // the request goes to: "" for the NVD sample alone, "sample+cve5" for the
-// sample built with ../shared/data/cve5's JSON 5 records too.
+// sample built with ../shared/data/cve5's JSON 5 records too,
+// "sample+epss" for the sample built with ../shared/data/epss's rows and
+// a previous day's (see sampleEPSSIndex).
 type golden struct {
 	Path    string `json:"path"`
 	Status  int    `json:"status"`
@@ -38,7 +40,8 @@ type golden struct {
 }
 
 func TestGolden(t *testing.T) {
-	servers := map[string]*httptest.Server{"": newTestServer(t, sampleIndex(t)), "sample+cve5": newTestServer(t, sampleCVE5Index(t))}
+	servers := map[string]*httptest.Server{"": newTestServer(t, sampleIndex(t)), "sample+cve5": newTestServer(t, sampleCVE5Index(t)),
+		"sample+epss": newTestServer(t, sampleEPSSIndex(t))}
 	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
 	if err != nil {
 		t.Fatal(err)

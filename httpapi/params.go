@@ -33,6 +33,9 @@ const (
 	pFormat
 	pQ
 	pNames
+	pEPSSMin
+	pPercentileMin
+	pSort
 	numParams
 )
 
@@ -41,6 +44,7 @@ var params = [numParams]string{
 	pPage: "page", pCVSS: "cvss", pCWE: "cwe", pVendor: "vendor", pProduct: "product",
 	pVersion: "version", pKEV: "kev", pUpdatedSince: "updated_since",
 	pPublishedSince: "published_since", pFormat: "format", pQ: "q", pNames: "names",
+	pEPSSMin: "epss_min", pPercentileMin: "percentile_min", pSort: "sort",
 }
 
 // query is a raw query string read once: the still-escaped value of the
@@ -172,6 +176,71 @@ func (q *query) parseSince(p param, bad *apiError) (key uint64, v string, err er
 	return index.TimeKey(t), v, nil
 }
 
+// maxEPSSParam is the longest epss_min or percentile_min taken.
+const maxEPSSParam = 32
+
+// parseEPSSMin returns an EPSS threshold parameter (p, refused with bad)
+// in millionths and its value as sent; ok is false when it is absent. It
+// is a decimal number from 0 to 1, digits and at most one point ("0.1",
+// ".5", "1", "1.000"); beyond six decimals it is rounded up, so that
+// "a score of at least v" keeps exactly the scores, which FIRST writes
+// with five decimals, that are v or more.
+func (q *query) parseEPSSMin(p param, bad *apiError) (v uint32, sent string, ok bool, err error) {
+	sent, ok, err = q.value(p)
+	if err != nil || !ok {
+		return 0, "", false, err
+	}
+	if len(sent) == 0 || len(sent) > maxEPSSParam {
+		return 0, "", false, bad
+	}
+	intPart, point, digits := uint64(0), false, 0
+	var frac uint64 // the first six decimals, in millionths
+	scale := uint64(index.EPSSOne / 10)
+	more := false // a nonzero decimal beyond the sixth
+	for i := 0; i < len(sent); i++ {
+		c := sent[i]
+		switch {
+		case c == '.' && !point:
+			point = true
+		case c >= '0' && c <= '9' && !point:
+			intPart = min(intPart*10+uint64(c-'0'), 2) // 2 stands for "more than 1"
+			digits++
+		case c >= '0' && c <= '9':
+			if scale > 0 {
+				frac += uint64(c-'0') * scale
+				scale /= 10
+			} else if c != '0' {
+				more = true
+			}
+			digits++
+		default:
+			return 0, "", false, bad
+		}
+	}
+	if more {
+		frac++
+	}
+	total := intPart*index.EPSSOne + frac
+	if digits == 0 || total > index.EPSSOne {
+		return 0, "", false, bad
+	}
+	return uint32(total), sent, true, nil
+}
+
+// parseSort returns the sort parameter's order: SortUsual when absent.
+func (q *query) parseSort() (index.CVESort, error) {
+	v, ok, err := q.value(pSort)
+	switch {
+	case err != nil || !ok:
+		return index.SortUsual, err
+	case equalFoldASCII(v, "epss"):
+		return index.SortEPSS, nil
+	case equalFoldASCII(v, "risk"):
+		return index.SortRisk, nil
+	}
+	return index.SortUsual, errBadSort
+}
+
 // parseFormat reports whether the format parameter asks for NDJSON.
 func (q *query) parseFormat() (ndjson bool, err error) {
 	v, ok, err := q.value(pFormat)
@@ -233,8 +302,9 @@ type cveQuery struct {
 	// filter is what the list selects: the path's names and the query.
 	filter index.CVEFilter
 	// updated and published are the since parameters as sent, for the
-	// links.
+	// links; epssMin and pctMin the EPSS thresholds.
 	updated, published string
+	epssMin, pctMin    string
 	// afterPath is, on /cwe/{name}/cve and the vendor's and product's
 	// lists, the first wrong one of kev, updated_since, published_since
 	// and format, which the order of checks puts after the path's names:
@@ -250,10 +320,11 @@ type cveQuery struct {
 //   - /cve: cvss; cwe, vendor and product (their escapes); product
 //     without vendor; version (its escape, then without vendor and
 //     product, then empty or too long); kev; updated_since;
-//     published_since; format; page.
+//     published_since; epss_min; percentile_min; sort; format; page.
 //   - /cwe/{name}/cve and /vendors/{vendor}/cve: page; version (its
 //     escape, then refused); then, after the path's name (404), kev,
-//     updated_since, published_since, format (see afterPath).
+//     updated_since, published_since, epss_min, percentile_min, sort,
+//     format (see afterPath).
 //   - /vendors/{vendor}/products/{product}/cve: page; version (its escape,
 //     then empty or too long); then, after the path's names, as above.
 func (cq *cveQuery) parse(raw string) (err error) {
@@ -304,7 +375,8 @@ func (cq *cveQuery) parse(raw string) (err error) {
 }
 
 // parseFilters decodes the parameters every CVE list takes, in order:
-// kev, updated_since, published_since, format.
+// kev, updated_since, published_since, epss_min, percentile_min, sort,
+// format.
 func (cq *cveQuery) parseFilters(q *query) (err error) {
 	f := &cq.filter
 	if f.KEV, err = q.parseKEV(); err != nil {
@@ -316,19 +388,30 @@ func (cq *cveQuery) parseFilters(q *query) (err error) {
 	if f.PublishedSince, cq.published, err = q.parseSince(pPublishedSince, errBadPublishedSince); err != nil {
 		return err
 	}
+	if f.EPSSMin, cq.epssMin, f.HasEPSSMin, err = q.parseEPSSMin(pEPSSMin, errBadEPSSMin); err != nil {
+		return err
+	}
+	if f.PercentileMin, cq.pctMin, f.HasPercentileMin, err = q.parseEPSSMin(pPercentileMin, errBadPercentileMin); err != nil {
+		return err
+	}
+	if f.Sort, err = q.parseSort(); err != nil {
+		return err
+	}
 	cq.ndjson, err = q.parseFormat()
 	return err
 }
 
 // links returns the parameters a page's links keep, each followed by
 // "&", in the order docs/API.md gives: cvss, cwe, vendor, product,
-// version, kev, updated_since, published_since, each as given (cvss and
-// kev in lower case), encoded anew; not the path's names. A query that
-// keeps at most cvss costs no allocation.
+// version, kev, updated_since, published_since, epss_min,
+// percentile_min, sort, each as given (cvss, kev and sort in lower case),
+// encoded anew; not the path's names. A query that keeps at most cvss
+// costs no allocation.
 func (cq *cveQuery) links() string {
 	f := &cq.filter
 	query := cq.scope == scopeAll // cwe, vendor and product are the query's
-	if !(query && (f.HasCWE || f.HasVendor)) && !f.HasVersion && f.KEV == index.KEVAny && cq.updated == "" && cq.published == "" {
+	if !(query && (f.HasCWE || f.HasVendor)) && !f.HasVersion && f.KEV == index.KEVAny && cq.updated == "" && cq.published == "" &&
+		!f.HasEPSSMin && !f.HasPercentileMin && f.Sort == index.SortUsual {
 		return bandParams[f.Band] // no allocation
 	}
 	b := make([]byte, 0, 128)
@@ -357,6 +440,13 @@ func (cq *cveQuery) links() string {
 	if cq.published != "" {
 		b = appendParam(b, pPublishedSince, cq.published)
 	}
+	if f.HasEPSSMin {
+		b = appendParam(b, pEPSSMin, cq.epssMin)
+	}
+	if f.HasPercentileMin {
+		b = appendParam(b, pPercentileMin, cq.pctMin)
+	}
+	b = append(b, sortParams[f.Sort]...)
 	return string(b)
 }
 
@@ -367,6 +457,9 @@ func appendParam(b []byte, p param, v string) []byte {
 	b = append(b, url.QueryEscape(v)...)
 	return append(b, '&')
 }
+
+// sortParams is the sort parameter of each order as the links write it.
+var sortParams = [...]string{index.SortUsual: "", index.SortEPSS: "sort=epss&", index.SortRisk: "sort=risk&"}
 
 // bandParams is the cvss parameter of each band as the links write it.
 var bandParams = [...]string{

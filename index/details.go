@@ -431,7 +431,7 @@ func (ix *Index) kevAt(p int32) bool {
 }
 
 // AppendDetails appends the body of GET /cve/{name}/details:
-// {"name","status","kev","metrics","affected","ssvc"}, or fails with ErrCVENotFound and
+// {"name","status","kev","metrics","affected","ssvc","epss"}, or fails with ErrCVENotFound and
 // dst unchanged.
 func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 	p, ok := ix.cvePos(name)
@@ -489,6 +489,8 @@ func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 	} else {
 		dst = append(dst, s[r.ssvc]...)
 	}
+	dst = append(dst, `,"epss":`...)
+	dst = ix.appendEPSS(dst, p)
 	return append(dst, '}'), nil
 }
 

@@ -62,9 +62,9 @@ func TestDetailsRoundTrip(t *testing.T) {
 			`{"version":"4.0","source":"cna@example.org","type":"Secondary","vector":"CVSS:4.0/AV:N","base_score":6.9,"base_severity":"MEDIUM"},` +
 			`{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H","base_score":9.8,"base_severity":"CRITICAL"},` +
 			`{"version":"3.1","source":"cna@example.org","type":"Secondary","vector":"CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:L","base_score":7.3,"base_severity":"HIGH"},` +
-			`{"version":"2.0","source":"nvd@nist.gov","type":"Primary","vector":"AV:N/AC:L/Au:N/C:P/I:N/A:N","base_score":5,"base_severity":"MEDIUM"}],"affected":[],"ssvc":null}`},
+			`{"version":"2.0","source":"nvd@nist.gov","type":"Primary","vector":"AV:N/AC:L/Au:N/C:P/I:N/A:N","base_score":5,"base_severity":"MEDIUM"}],"affected":[],"ssvc":null,"epss":null}`},
 		{"CVE-2024-0002", `{"name":"CVE-2024-0002","status":"","kev":{"date_added":"2024-01-02","action_due":"",` +
-			`"required_action":"Apply \"updates\" \u003cnow\u003e \u0026 \\ then\nreboot\u2028.","vulnerability_name":""},"metrics":[],"affected":[],"ssvc":null}`},
+			`"required_action":"Apply \"updates\" \u003cnow\u003e \u0026 \\ then\nreboot\u2028.","vulnerability_name":""},"metrics":[],"affected":[],"ssvc":null,"epss":null}`},
 		// The entries in record order with their fields as the record has
 		// them (packageName not served, a field the record lacks null,
 		// a version object's missing members left out), the SSVC decision
@@ -74,7 +74,7 @@ func TestDetailsRoundTrip(t *testing.T) {
 			`"versions":[{"version":"1.0","status":"affected","versionType":"semver","lessThan":"1.2","changes":[{"at":"1.1","status":"unaffected"}]}],"platforms":null},` +
 			`{"source":"adp:CISA-ADP","vendor":null,"product":null,"cpes":["cpe:2.3:a:example:widget:*:*:*:*:*:*:*:*"],"default_status":null,` +
 			`"versions":[{"version":"0","status":"affected","lessThanOrEqual":"1.1"}],"platforms":["Linux"]}],` +
-			`"ssvc":{"exploitation":"none","automatable":"no","technical_impact":null,"timestamp":"2024-01-04T00:00:00.000Z"}}`},
+			`"ssvc":{"exploitation":"none","automatable":"no","technical_impact":null,"timestamp":"2024-01-04T00:00:00.000Z"},"epss":null}`},
 	} {
 		got, err := ix.AppendDetails(nil, tc.name)
 		if err != nil || string(got) != tc.want {

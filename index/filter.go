@@ -256,6 +256,15 @@ type CVEFilter struct {
 	// UpdatedSince and PublishedSince keep the CVEs updated, or
 	// published, at or after a time key (see TimeKey); 0 keeps all.
 	UpdatedSince, PublishedSince uint64
+	// EPSSMin, when HasEPSSMin, keeps the CVEs whose EPSS score is at
+	// least EPSSMin; PercentileMin, when HasPercentileMin, those whose
+	// EPSS percentile is at least PercentileMin (both in millionths). A
+	// CVE without an EPSS score is kept by neither, even at 0.
+	EPSSMin, PercentileMin       uint32
+	HasEPSSMin, HasPercentileMin bool
+	// Sort is the order of the list; SortUsual (the zero value) is the
+	// API's usual order.
+	Sort CVESort
 }
 
 // KEVFilter is CVEFilter's choice about KEV entries.
@@ -277,7 +286,7 @@ const (
 // band CVE by CVE, which costs what the vendor's list costs; a CWE or
 // band alone is its own list. A CWE list much shorter than the vendor's
 // is intersected with it instead. Then come KEV, UpdatedSince (a prefix)
-// and PublishedSince.
+// and PublishedSince, then the EPSS filters, and last the order (Sort).
 func (ix *Index) SelectCVEs(f CVEFilter) (CVEList, error) {
 	var cweList, vendorList CVEList
 	if f.HasCWE {
@@ -331,6 +340,12 @@ func (ix *Index) SelectCVEs(f CVEFilter) (CVEList, error) {
 	}
 	if f.PublishedSince != 0 {
 		l = l.PublishedSince(f.PublishedSince)
+	}
+	if f.HasEPSSMin || f.HasPercentileMin {
+		l = l.WithEPSS(f.EPSSMin, f.HasEPSSMin, f.PercentileMin, f.HasPercentileMin)
+	}
+	if f.Sort != SortUsual {
+		l = l.Sorted(f.Sort)
 	}
 	return l, nil
 }

@@ -48,6 +48,9 @@ type Meta struct {
 	Artifact Artifact
 	// InputDates are how current each input source is (see InputDates).
 	InputDates InputDates
+	// EPSS, when set, are the snapshot's EPSS scores; the index copies
+	// them into its own table and does not keep EPSS.
+	EPSS *EPSSSource
 }
 
 // Index is one snapshot, ready to answer queries. It is immutable and safe
@@ -78,6 +81,18 @@ type Index struct {
 	noCPE, noCVSS          int      // CVEs without any CPE, without any CVSS score
 	details                *Details // in list order
 	kevs                   []int32  // positions of the CVEs with a KEV entry
+	cvssAt                 []uint8  // per position: cvss.score in tenths, 0 to 100
+
+	// EPSS (see epss.go): per position, score and percentile in
+	// millionths, epssNone without a row; nil when the snapshot has no
+	// EPSS (hasEPSS false).
+	epssScore, epssPct  []uint32
+	epssModel, epssDate string
+	epssRows            int
+	hasEPSS             bool
+	// orders are the whole list in each CVESort but SortUsual, made on
+	// first use (a pointer: WithArtifact's copy shares them).
+	orders *[SortRisk + 1]sortedOrder
 
 	// Vendors and products, packed (see packed.go). A vendor's products
 	// are consecutive in products, in name order.
@@ -184,7 +199,7 @@ func Build(d *Data, meta Meta) (*Index, error) {
 // the CWE catalog and the reports. The Index keeps the entries' bodies and
 // nothing else of them; it may reorder cves. It fails as Build does.
 func BuildEntries(cwes []CWE, cves []CVEEntry, details *Details, reports []Report, meta Meta) (*Index, error) {
-	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`}
+	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`, orders: new([SortRisk + 1]sortedOrder)}
 	if err := ix.buildCWEs(cwes); err != nil {
 		return nil, err
 	}
@@ -197,6 +212,10 @@ func BuildEntries(cwes []CWE, cves []CVEEntry, details *Details, reports []Repor
 	if err := ix.buildCVEs(cves, details); err != nil {
 		return nil, err
 	}
+	if err := ix.buildEPSS(meta.EPSS); err != nil {
+		return nil, err
+	}
+	ix.meta.EPSS = nil // its rows are copied: let the source go
 	if err := ix.buildReports(reports); err != nil {
 		return nil, err
 	}
@@ -339,6 +358,7 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 	ix.updated = make([]uint64, n)
 	ix.published = make([]uint64, n)
 	ix.bandAt = make([]Band, n)
+	ix.cvssAt = make([]uint8, n)
 	ix.cweOff = make([]int32, n+1)
 	ix.cweAt = make([]int32, 0, n)
 	ix.createdNotAfterUpdated = true
@@ -353,6 +373,7 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		ix.cveBodies[i] = e.body
 		ix.cveSumEnd[i] = uint32(e.summaryEnd)
 		ix.updated[i], ix.published[i], ix.bandAt[i] = e.updated, e.published, e.band
+		ix.cvssAt[i] = e.cvss10
 		if e.published > e.updated {
 			ix.createdNotAfterUpdated = false
 		}
@@ -758,7 +779,7 @@ func (ix *Index) buildReports(in []Report) error {
 var eventRank = map[string]int{
 	EventNewCVE: 0, EventSummaryChanged: 1, EventCPEsChanged: 2,
 	EventCVSSChanged: 3, EventCWEsChanged: 4, EventReferencesChanged: 5,
-	EventAffectedChanged: 6,
+	EventAffectedChanged: 6, EventEPSSChanged: 7,
 }
 
 func encodeEvents(a *Alert) ([]byte, error) {
@@ -795,6 +816,18 @@ func HumanName(name string) string {
 		parts[i] = strings.ToUpper(string(r[0])) + string(r[1:])
 	}
 	return strings.Join(parts, " ")
+}
+
+// scoreTenths is a CVSS score in tenths, kept to 0-100.
+func scoreTenths(score float64) uint8 {
+	t := score*10 + 0.5
+	switch {
+	case !(t >= 1): // negative or NaN
+		return 0
+	case t >= 100:
+		return 100
+	}
+	return uint8(t)
 }
 
 func bandOf(score float64) Band {

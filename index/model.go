@@ -143,4 +143,5 @@ const (
 	EventCWEsChanged       = "CWEs changed"
 	EventReferencesChanged = "References changed"
 	EventAffectedChanged   = "Affected changed"
+	EventEPSSChanged       = "EPSS changed"
 )

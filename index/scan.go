@@ -32,6 +32,7 @@ type CVEEntry struct {
 	published  uint64 // created_at's digits, likewise
 	summaryEnd int    // body[:summaryEnd] + "}" is the CVE summary object
 	band       Band
+	cvss10     uint8 // cvss.score in tenths, 0 to 100 (for sort=risk)
 	cpes       []cpeRef
 	cwes       []byte // the raw "cwes" array
 }
@@ -151,6 +152,7 @@ func ScanCVE(body []byte) (CVEEntry, error) {
 				return e.fail(&s, "bad cvss")
 			}
 			e.band = bandOf(score)
+			e.cvss10 = scoreTenths(score)
 			seenCVSS = true
 		default:
 			if !s.value(0) {

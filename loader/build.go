@@ -36,6 +36,14 @@ type BuildOptions struct {
 	// lets the build replace a file, an input or Previous. It also lets
 	// through a refresh that CheckRefresh refuses.
 	Force bool
+	// EPSS, if set, is FIRST's daily EPSS file (epss_scores-DATE.csv,
+	// plain or compressed; see ReadEPSS): the snapshot keeps the scores
+	// of its CVEs. Without it, a build with Previous keeps the previous
+	// snapshot's scores (a refresh of the CVEs alone does not drop
+	// them), and one without Previous has none. With both, a CVE whose
+	// score moved by 0.1 or more gets an "EPSS changed" event, unless
+	// the previous snapshot had no scores or FIRST's model changed.
+	EPSS string
 	// Previous, if set, is the snapshot to compare with: its reports and
 	// id tables are kept, and a report is added for what changed. Unless
 	// Force is set, the new CVEs must pass CheckRefresh against it.
@@ -64,7 +72,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if len(opt.Feeds) == 0 {
 		return Manifest{}, fmt.Errorf("loader: no NVD feed or CVE JSON 5 files given")
 	}
-	if err := checkOutDir(opt.Out, append([]string{opt.CWECatalog}, opt.Feeds...), opt.Previous, opt.Force); err != nil {
+	inputPaths := append([]string{opt.CWECatalog}, opt.Feeds...)
+	if opt.EPSS != "" {
+		inputPaths = append(inputPaths, opt.EPSS)
+	}
+	if err := checkOutDir(opt.Out, inputPaths, opt.Previous, opt.Force); err != nil {
 		return Manifest{}, err
 	}
 	// A snapshot at Out with reports, replaced without Previous, loses
@@ -117,6 +129,17 @@ func Build(opt BuildOptions) (Manifest, error) {
 		stage("read CVE JSON 5 records", plural(len(recs), "CVE", "CVEs")+" from "+plural(len(records), "file", "files")+fmt.Sprintf(", %d of them not in the feeds", only))
 	}
 	inputs := append([]FileInfo{cweInfo}, inputsInOrder(opt.Feeds, feeds, feedInfo, records, recordInfo)...)
+	var epss *EPSS
+	epssFile := ""
+	if opt.EPSS != "" {
+		e, fi, err := readEPSS(opt.EPSS)
+		if err != nil {
+			return Manifest{}, err
+		}
+		epss, epssFile = e, epssFileName(opt.EPSS)
+		inputs = append(inputs, fi)
+		stage("read EPSS", plural(e.Len(), "score", "scores")+" of "+e.Date.UTC().Format(time.DateOnly)+", model "+e.Model)
+	}
 	ids := newIDTables()
 	var reports []index.Report
 	var prev *Snapshot
@@ -135,12 +158,26 @@ func Build(opt BuildOptions) (Manifest, error) {
 	ids.assign(cves)
 	stage("assign ids", "")
 	fresh := "" // the new report's id
+
+	var moved map[string]epssChange // the EPSS scores that alert
+	switch {
+	case prev != nil && epss == nil && prev.epss != nil:
+		// A refresh of the CVEs alone keeps the scores it had: nothing
+		// moved.
+		epss, epssFile = prev.epss, prev.Manifest.EPSS.File
+		stage("keep EPSS", plural(epss.Len(), "score", "scores")+" of "+epss.Date.UTC().Format(time.DateOnly)+" from -previous")
+	case prev != nil:
+		var why string
+		if moved, why = epssChanges(prev.epss, epss); why != "" && opt.Warn != nil {
+			opt.Warn(why)
+		}
+	}
 	if prev != nil {
 		at := formatTime(opt.Time)
 		if err := previousAffected(prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
-		alerts, err := diffCVEs(prev.Data.CVEs, cves, ids, at, nil)
+		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, nil, moved)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -155,7 +192,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile)
 	if err != nil {
 		return m, err
 	}

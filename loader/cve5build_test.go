@@ -117,7 +117,8 @@ func TestBuildWithCVE5Records(t *testing.T) {
 	"affected":[
 		{"source":"cna","vendor":"itsourcecode","product":"Tailoring Management System","cpes":null,"default_status":null,"versions":[{"version":"1.0","status":"affected"}],"platforms":null},
 		{"source":"adp:CISA-ADP","vendor":"itsourcecode","product":"tailoring_management_system","cpes":["cpe:2.3:a:itsourcecode:tailoring_management_system:1.0:*:*:*:*:*:*:*"],"default_status":"unknown","versions":[{"version":"1.0","status":"affected"}],"platforms":null}],
-	"ssvc":{"exploitation":"poc","automatable":"no","technical_impact":"partial","timestamp":"2024-07-15T13:48:25.616756Z"}}`
+	"ssvc":{"exploitation":"poc","automatable":"no","technical_impact":"partial","timestamp":"2024-07-15T13:48:25.616756Z"},
+	"epss":null}`
 	b, err := ixWith.CVE("CVE-2024-6728")
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestBuildWithCVE5Records(t *testing.T) {
 	if b, err = ixWith.AppendDetails(nil, "CVE-2021-44228"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(string(b), `],"affected":[],"ssvc":null}`) {
+	if !strings.HasSuffix(string(b), `],"affected":[],"ssvc":null,"epss":null}`) {
 		t.Errorf("CVE-2021-44228 details: %s", b)
 	}
 }

@@ -45,7 +45,8 @@ func TestCVE5KEVRecordOnly(t *testing.T) {
 			{"source": "adp:CISA-ADP", "vendor": "sysaid", "product": "sysaid_on-premises", "cpes": ["cpe:2.3:a:sysaid:sysaid_on-premises:*:*:*:*:*:*:*:*"], "default_status": "unknown",
 			 "versions": [{"version": "0", "status": "affected", "versionType": "custom", "lessThan": "23.3.36"}], "platforms": null}
 		],
-		"ssvc": {"exploitation": "active", "automatable": "yes", "technical_impact": "total", "timestamp": "2024-04-06T04:00:38.286026Z"}
+		"ssvc": {"exploitation": "active", "automatable": "yes", "technical_impact": "total", "timestamp": "2024-04-06T04:00:38.286026Z"},
+		"epss": null
 	}`, b)
 
 	// kev=true lists the two records of the sample whose CISA-ADP

@@ -141,7 +141,7 @@ func TestFormat4StillServed(t *testing.T) {
 	}
 	const v5 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],` +
 		`"affected":[{"source":"cna","vendor":"Example","product":null,"cpes":null,"default_status":null,"versions":[{"version":"1.0","status":"affected"}],"platforms":null}],` +
-		`"ssvc":{"exploitation":null,"automatable":"Example","technical_impact":null,"timestamp":null}}`
+		`"ssvc":{"exploitation":null,"automatable":"Example","technical_impact":null,"timestamp":null},"epss":null}`
 	ix, _, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestFormat4StillServed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("version 4 refused: %v", err)
 	}
-	const v4 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],"affected":[],"ssvc":null}`
+	const v4 = `{"name":"CVE-2024-0001","status":"","kev":null,"metrics":[{"version":"3.1","source":"nvd@nist.gov","type":"Primary","vector":"","base_score":9.8,"base_severity":""}],"affected":[],"ssvc":null,"epss":null}`
 	if got, _ := ix.AppendDetails(nil, "CVE-2024-0001"); m.Version != 4 || string(got) != v4 {
 		t.Errorf("version %d details:\n%s\nwant\n%s", m.Version, got, v4)
 	}

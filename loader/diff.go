@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -66,6 +67,13 @@ type summaryDetails struct {
 // handlers of CVEs without CPEs (nil: DefaultAliases); prev must carry
 // its affected entries (previousAffected).
 func diffCVEs(prev, cves []index.CVE, ids *idTables, at string, aliases *Aliases) ([]index.Alert, error) {
+	return diffCVEsEPSS(prev, cves, ids, at, aliases, nil)
+}
+
+// diffCVEsEPSS is diffCVEs with the EPSS scores that moved enough for an
+// alert (see epssChanges; nil: none): a CVE of cves among them gets an
+// "EPSS changed" event, after its other events.
+func diffCVEsEPSS(prev, cves []index.CVE, ids *idTables, at string, aliases *Aliases, epss map[string]epssChange) ([]index.Alert, error) {
 	if aliases == nil {
 		var err error
 		if aliases, err = DefaultAliases(); err != nil {
@@ -80,6 +88,9 @@ func diffCVEs(prev, cves []index.CVE, ids *idTables, at string, aliases *Aliases
 	for i := range cves {
 		c := &cves[i]
 		events := diffCVE(old[c.Name], c, ids, at)
+		if ch, ok := epss[c.Name]; ok {
+			events = append(events, epssEvent(ch, at))
+		}
 		if len(events) == 0 {
 			continue
 		}
@@ -347,4 +358,62 @@ func handlersOf(o, n *index.CVE, aliases *Aliases) index.Handlers {
 		return names
 	}
 	return index.Handlers{Products: sorted(products), Vendors: sorted(vendors)}
+}
+
+// epssDetails are the details of an "EPSS changed" event: the CVE's EPSS
+// score and percentile in the previous build and in this one, JSON
+// numbers as FIRST writes them (0.16317), null where the CVE had no row.
+type epssDetails struct {
+	OldScore      json.RawMessage `json:"old_score"`
+	NewScore      json.RawMessage `json:"new_score"`
+	OldPercentile json.RawMessage `json:"old_percentile"`
+	NewPercentile json.RawMessage `json:"new_percentile"`
+}
+
+// epssChange is a CVE's EPSS scores in the previous build ([0]) and in
+// this one ([1]), and whether it had a row in each.
+type epssChange struct {
+	s   [2]EPSSScore
+	has [2]bool
+}
+
+// epssEvent is the "EPSS changed" event of a CVE whose scores changed
+// as ch says.
+func epssEvent(ch epssChange, at string) index.Event {
+	num := func(i int, v EPSSValue) json.RawMessage {
+		if !ch.has[i] {
+			return json.RawMessage("null")
+		}
+		return v.AppendDecimal(nil)
+	}
+	d := epssDetails{
+		OldScore: num(0, ch.s[0].Score), NewScore: num(1, ch.s[1].Score),
+		OldPercentile: num(0, ch.s[0].Percentile), NewPercentile: num(1, ch.s[1].Percentile),
+	}
+	b, err := json.MarshalWithOption(d, json.DisableHTMLEscape())
+	if err != nil {
+		panic(err) // numbers and null
+	}
+	return index.Event{Type: index.EventEPSSChanged, CreatedAt: at, Details: b}
+}
+
+// epssChanges are the CVEs whose EPSS score moved by 0.1 or more (see
+// EPSSChanged) between the previous build's scores and this one's, with
+// both: nil, with a reason for the log, when there is nothing to compare
+// (no scores in either) or when FIRST's model changed in between, which
+// moves most scores at once: that day's alerts would bury the real ones.
+func epssChanges(prev, cur *EPSS) (map[string]epssChange, string) {
+	switch {
+	case prev == nil || cur == nil:
+		return nil, ""
+	case prev.Model != cur.Model:
+		return nil, fmt.Sprintf("EPSS model changed from %s to %s: no EPSS alerts in this build", prev.Model, cur.Model)
+	}
+	out := map[string]epssChange{}
+	for name, s := range EPSSChanges(prev, cur) {
+		_, had := prev.Lookup(name)
+		_, has := cur.Lookup(name)
+		out[name] = epssChange{s, [2]bool{had, has}}
+	}
+	return out, ""
 }

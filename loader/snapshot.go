@@ -30,7 +30,9 @@ import (
 // SSVC decision (from CVE JSON 5 records), as texts of strings.jsonl.zst.
 // Version 6 adds the manifest's "newest": how current each input source
 // is (InputDates); a version 5 or 4 manifest has none, which reads as
-// unknown.
+// unknown. Version 6 may also add epss.csv.zst, the EPSS scores of the
+// snapshot's CVEs (present only when the build had EPSS; the manifest's
+// "epss" says so and gives the model and score date).
 const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a
@@ -69,7 +71,17 @@ const (
 	fileIDs     = "ids.jsonl.zst"
 	fileDetails = "details.txt.zst"
 	fileStrings = "strings.jsonl.zst"
+
+	// The optional data file: EPSS scores, one "CVE-…,score,percentile"
+	// line per scored CVE of the snapshot, by CVE id as a string (the
+	// order of FIRST's file), without FIRST's two header lines (the
+	// manifest's "epss" has what the first one says).
+	keyEPSS  = "epss"
+	fileEPSS = "epss.csv.zst"
 )
+
+// epssVersion is the first format version that may hold EPSS scores.
+const epssVersion = 6
 
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
@@ -99,6 +111,26 @@ type Manifest struct {
 	// Newest is how current each input source is (format 6); nil in an
 	// older manifest.
 	Newest *InputDates `json:"newest,omitempty"`
+	// EPSS describes the snapshot's EPSS scores (files["epss"]); nil
+	// when it has none.
+	EPSS *EPSSInfo `json:"epss,omitempty"`
+}
+
+// EPSSInfo is the manifest's "epss": the EPSS file the scores came from
+// and what its first line says.
+type EPSSInfo struct {
+	// File is the name (base name) of FIRST's file the build read, as
+	// given to build -epss (or to the build whose scores a build with
+	// -previous and no -epss carried over).
+	File string `json:"file"`
+	// Model is the file's model_version ("v2026.06.15").
+	Model string `json:"model"`
+	// Date is the file's score_date, RFC 3339 in UTC
+	// ("2026-09-29T12:00:22Z"): how old the scores are.
+	Date string `json:"date"`
+	// Rows is the number of the snapshot's CVEs with a score
+	// (epss.csv.zst's lines).
+	Rows int `json:"rows"`
 }
 
 // InputDates are the manifest's dates of the inputs, each in the API's
@@ -125,11 +157,18 @@ func (m Manifest) inputDates() index.InputDates {
 }
 
 // epssDate is the score_date of the EPSS file the snapshot was built
-// with, in the API's form, "" without one. The EPSS input (vulnd build
-// -epss) records it in the manifest's "epss" entry, {"date", ...}: this
-// is where that date is read. Until the build takes an EPSS file, no
-// snapshot has one.
-func epssDate(Manifest) string { return "" }
+// with (the manifest's "epss" entry, checked by parseManifest), in the
+// API's form, "" without one.
+func epssDate(m Manifest) string {
+	if m.EPSS == nil {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339, m.EPSS.Date)
+	if err != nil {
+		return ""
+	}
+	return formatTime(t)
+}
 
 // FileInfo is one file of a snapshot (or one input of its build): its
 // name, size in bytes and SHA-256, and for data files the number of
@@ -157,6 +196,19 @@ type Snapshot struct {
 	// details are the CVEs' details, in Data.CVEs order (nil for a
 	// snapshot of the previous format).
 	details *index.Details
+	// epss are the snapshot's EPSS scores (nil: none).
+	epss *EPSS
+}
+
+// dataFiles are the data files m lists: those of its format version, and
+// epss.csv.zst when it has EPSS scores.
+func (m Manifest) dataFiles() map[string]string {
+	files := dataFilesOf(m.Version)
+	if m.EPSS != nil {
+		files = maps.Clone(files)
+		files[keyEPSS] = fileEPSS
+	}
+	return files
 }
 
 // metricsRecord is one line of metrics.jsonl.zst: the CVSS metrics of one
@@ -262,7 +314,15 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 			}
 		}
 	}
-	files := dataFilesOf(m.Version)
+	if m.EPSS != nil {
+		if m.Version < epssVersion {
+			return m, fmt.Errorf("format version %d holds no EPSS, but the manifest has \"epss\"", m.Version)
+		}
+		if err := checkEPSSInfo(m); err != nil {
+			return m, err
+		}
+	}
+	files := m.dataFiles()
 	if len(m.Files) != len(files) {
 		return m, fmt.Errorf("lists %d data files, want %d", len(m.Files), len(files))
 	}

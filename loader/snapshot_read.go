@@ -42,12 +42,16 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, err
 	}
+	epss, err := decodeEPSSFile(dir, m, dec)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
 	for _, key := range []string{keyMetrics, keyIDs} {
 		if err := verifyFile(dir, m.Files[key]); err != nil {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
-	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports)
+	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports, epss)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -56,8 +60,8 @@ func Load(dir string) (*index.Index, Manifest, error) {
 
 // buildIndex builds a snapshot's index and checks its counts against the
 // manifest's.
-func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report) (*index.Index, error) {
-	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start, InputDates: m.inputDates()}
+func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report, epss *EPSS) (*index.Index, error) {
+	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start, InputDates: m.inputDates(), EPSS: epss.source()}
 	meta.Artifact, _ = ReadArtifact(dir)
 	for _, in := range m.Inputs {
 		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})
@@ -95,10 +99,10 @@ func Validate(dir string) (Manifest, error) {
 	if err := s.details.Check(); err != nil {
 		return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileDetails, err)
 	}
-	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports); err != nil {
+	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports, s.epss); err != nil {
 		return Manifest{}, err
 	}
-	for _, key := range sortedKeys(dataFilesOf(s.Manifest.Version)) {
+	for _, key := range sortedKeys(s.Manifest.dataFiles()) {
 		if err := verifyFile(dir, s.Manifest.Files[key]); err != nil {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, s.Manifest.Files[key].Name, err)
 		}
@@ -160,6 +164,9 @@ func read(dir string, old bool) (*Snapshot, [][]byte, error) {
 		if s.details, err = decodeDetails(dir, m, dec); err != nil {
 			return nil, nil, err
 		}
+	}
+	if s.epss, err = decodeEPSSFile(dir, m, dec); err != nil {
+		return nil, nil, err
 	}
 	return s, bodies, nil
 }

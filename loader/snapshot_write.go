@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "")
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -59,7 +59,11 @@ func tablesFromData(d *index.Data) *idTables {
 	return t
 }
 
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool) (Manifest, error) {
+// write is Write with the id tables, the inputs' dates (nil: none known),
+// force (see BuildOptions.Force) and the EPSS scores to store (nil:
+// none), of which only the rows of d's CVEs are kept, read from the file
+// named epssFile.
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -84,7 +88,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	ix, err := index.BuildEntries(d.CWEs, entries, check, d.Reports, index.Meta{})
+	if epss != nil {
+		epss = epss.only(d.CVEs)
+		m.EPSS = epssInfo(epss, epssFile)
+	}
+	ix, err := index.BuildEntries(d.CWEs, entries, check, d.Reports, index.Meta{EPSS: epss.source()})
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
@@ -134,8 +142,18 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
 		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
 	}
+	if epss != nil {
+		files = append(files, struct {
+			key  string
+			n    int
+			line func(int) ([]byte, error)
+		}{keyEPSS, epss.Len(), func(i int) ([]byte, error) { return epss.appendLine(nil, i), nil }})
+	}
 	for _, f := range files {
 		name := dataFiles[f.key]
+		if f.key == keyEPSS {
+			name = fileEPSS
+		}
 		fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
 		if err != nil {
 			return m, fmt.Errorf("loader: build %s: %s: %w", dir, name, err)

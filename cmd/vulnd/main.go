@@ -189,7 +189,7 @@ type help struct {
 
 var helps = map[string]help{
 	"build": {
-		usage: "build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-time RFC3339] [flags] FEED...",
+		usage: "build -cwe CWE_CATALOG -o OUT_DIR [-previous PREV_DIR] [-epss EPSS_CSV] [-time RFC3339] [flags] FEED...",
 		about: `Reads NVD CVE API 2.0 feed files, the CVE Program's CVE JSON 5 records
 (cvelistV5, CISA's vulnrichment) and MITRE's CWE catalog and writes the
 snapshot directory OUT_DIR, atomically: a failed build leaves no
@@ -207,6 +207,16 @@ older than in PREV_DIR (an older feed: NVD never goes back in time; a
 CVE with a CVE JSON 5 record counts its record's dateUpdated when that is
 later, so NVD's record taking over from it is no step back).
 -force lets such a build through.
+
+EPSS: -epss reads FIRST's daily file (its "#model_version:…,score_date:…"
+line first; a bad row stops the build with one line naming the file and
+line) and keeps the scores of the snapshot's CVEs, served in
+/cve/{name}/details and used by epss_min, percentile_min, sort=epss and
+sort=risk. Without -epss, a build with -previous keeps PREV_DIR's scores
+(a refresh of the CVEs alone does not drop them). With both, a CVE whose
+score moved by 0.1 or more gets an "EPSS changed" event, except when
+PREV_DIR had no scores or FIRST's model_version changed (then none, and a
+warning on stderr).
 
 Flags go before the feed files. Prints the counts on stdout and each
 stage's time on stderr; on failure, one line naming the file and the
@@ -321,6 +331,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	cwe := fs.String("cwe", "", "MITRE's CWE catalog, `CWE_CATALOG`: cwec_v*.xml or the .xml.zip MITRE ships (required)")
 	out := fs.String("o", "", "snapshot directory to write, `OUT_DIR` (required)")
 	prev := fs.String("previous", "", "previous snapshot directory, `PREV_DIR`, to compare with and keep the reports of")
+	epss := fs.String("epss", "", "FIRST's daily EPSS file, `EPSS_CSV` (epss_scores-DATE.csv, plain or .gz): the scores of the snapshot's CVEs; without it, -previous's scores are kept")
 	at := fs.String("time", "", "build time of the new report, `RFC3339` (default: now)")
 	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep: the new one, then the newest of the others")
 	force := fs.Bool("force", false, "build even a refresh the guard refuses (see above); and replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
@@ -350,7 +361,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	m, err := loader.Build(loader.BuildOptions{
-		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t, Force: *force,
+		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, EPSS: *epss, KeepReports: *keep, Time: t, Force: *force,
 		Stage: func(name string, took time.Duration, detail string) {
 			if detail != "" {
 				detail = " " + detail
