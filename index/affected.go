@@ -56,20 +56,34 @@ func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (CVEList
 	if err != nil {
 		return CVEList{}, err
 	}
-	return ix.cveList(ix.affected(k, vendorName, productName).match(version), false), nil
+	a := ix.affected(k, vendorName, productName)
+	nvd, cna := a.aff.match(version), a.cna.match(version)
+	switch {
+	case len(cna) == 0:
+	case len(nvd) == 0:
+		nvd = cna
+	default:
+		// A CVE is listed through NVD's CPEs or through its entries,
+		// never both: the two lists are disjoint.
+		nvd = union(make([]int32, 0, len(nvd)+len(cna)), nvd, cna)
+	}
+	return ix.cveList(nvd, false), nil
 }
 
-// affected returns the affected of the product at k, named vendorName and
-// productName, building it on first use.
-func (ix *Index) affected(k uint32, vendorName, productName string) *affected {
+// affected returns the tables of the product at k, named vendorName and
+// productName, building them on first use.
+func (ix *Index) affected(k uint32, vendorName, productName string) *productAff {
 	a, p := &ix.affs[k], &ix.productRecs[k]
 	a.once.Do(func() {
 		if p.vulnerable {
 			vs, stars := ix.vulnerableCPEs(p.cves.ints(ix.vpCVEs), vendorName, productName)
 			a.aff = buildAffected(vs, &stars)
 		}
+		if p.entries {
+			a.cna = ix.entryTable(p.cves.ints(ix.vpCVEs), vendorName, productName)
+		}
 	})
-	return a.aff
+	return a
 }
 
 // WarmVersionTables builds the tables that a product's first
@@ -82,7 +96,7 @@ func (ix *Index) affected(k uint32, vendorName, productName string) *affected {
 func (ix *Index) WarmVersionTables(minCVEs int, stop func() bool) int {
 	var todo []uint32
 	for k := range ix.productRecs {
-		if p := &ix.productRecs[k]; p.vulnerable && int(p.cves.to-p.cves.from) >= minCVEs {
+		if p := &ix.productRecs[k]; (p.vulnerable || p.entries) && int(p.cves.to-p.cves.from) >= minCVEs {
 			todo = append(todo, uint32(k))
 		}
 	}

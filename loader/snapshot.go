@@ -28,7 +28,11 @@ import (
 // with vectors and severities, for GET /cve/{name}/details. Version 5
 // ends each line of details.txt.zst with the CVE's affected entries and
 // SSVC decision (from CVE JSON 5 records), as texts of strings.jsonl.zst.
-const FormatVersion = 5
+// Version 6 ends each line of details.txt.zst with the vendors and
+// products a CVE without NVD CPEs has from its affected entries, and
+// which entries give each, as a text of strings.jsonl.zst (see
+// index.EntryKey); version 4 and 5 snapshots load with none.
+const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after

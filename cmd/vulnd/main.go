@@ -338,6 +338,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	prev := fs.String("previous", "", "previous snapshot directory, `PREV_DIR`, to compare with and keep the reports of")
 	at := fs.String("time", "", "build time of the new report, `RFC3339` (default: now)")
 	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep: the new one, then the newest of the others")
+	aliases := fs.String("aliases", "", "alias file, `FILE`, mapping the vendor and product names of CVE JSON 5 affected entries onto NVD's CPE names, one \"cna-vendor/cna-product nvd-vendor/nvd-product # reason\" a line; replaces the default one (loader/aliases.txt)")
 	force := fs.Bool("force", false, "build even a refresh the guard refuses (see above); and replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -365,7 +366,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	m, err := loader.Build(loader.BuildOptions{
-		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t, Force: *force,
+		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, KeepReports: *keep, Time: t, Force: *force, Aliases: *aliases,
 		Stage: func(name string, took time.Duration, detail string) {
 			if detail != "" {
 				detail = " " + detail
