@@ -45,6 +45,11 @@ import (
 // any ASCII letter or digit ("", "*", "-") is no version and matches
 // nothing.
 //
+// A CVE listed under the product through its CVE JSON 5 entries (it has
+// no CPE; see EntryKey) is covered when some entry of that product gives
+// version the status affected (VersionStatus). Those entries are compiled
+// once, on the product's first query, into an entryTable.
+//
 // The answer costs a binary search among the product's distinct exact
 // versions for version and one for each prefix of it that ends before a
 // word, one among its distinct range bounds (two for a pre-release), a
@@ -88,7 +93,7 @@ func (ix *Index) affected(k uint32, vendorName, productName string) *productAff 
 
 // WarmVersionTables builds the tables that a product's first
 // ProductCVEsAt builds, for every product with at least minCVEs CVEs and
-// some vulnerable CPE, the products with the most CVEs first, so that no
+// some vulnerable CPE or some CVE listed through its entries, the products with the most CVEs first, so that no
 // query waits for them: at 400k CVEs the biggest product's take some
 // 60 ms. It checks stop between products and returns early once it says
 // so. It returns how many products it built. It is safe to call while
