@@ -11,19 +11,33 @@ import (
 // are listed under it through their affected entries (CVE JSON 5, for
 // CVEs without NVD CPEs): those entries, compiled once, on the product's
 // first query, so that a query neither decodes JSON nor parses a version
-// or a comparison text again. Every text a version object compares with
-// (a bound, a single version, a comparison's version, a change's "at") is
-// ranked among the product's distinct texts in the one version order, as
-// affected ranks NVD's bounds, and every series P.* among the series of
-// as many tokens; a query ranks the asked version once among them (one
-// binary search, two for a pre-release, one per series length) and then
-// compares integers. It answers exactly as VersionStatus does (see
-// entryTable's test, which checks it against VersionStatus on real
-// records).
+// or a comparison text again.
+//
+// Every condition a version object puts on a version x is a comparison
+// with a point of one total order: a text the object compares with (a
+// bound, a single version, a comparison's version, a change's "at"), in
+// the one version order; or the edge of a series P.* (x's first n
+// tokens, n those of P, <= P: x is below the point just past every
+// version that starts with P; >= P: above the point just before them).
+// The table ranks the product's distinct points once, as affected ranks
+// NVD's bounds, and a query ranks x among them with one binary search.
+// Then, as x's status under an entry depends only on its rank (unless x
+// is a pre-release of a point, see below), each entry is stored as the
+// rank ranges where it gives "affected" (spans), worked out at build by
+// asking the entry once per range of ranks its conditions tell apart; a
+// query stabs the spans as it does NVD's ranges. A pre-release x whose
+// release is a point compares as that release against it (the rule of
+// VersionStatus): such a query asks every entry's conditions instead.
+// It answers exactly as VersionStatus does (see the table's tests).
 type entryTable struct {
-	bounds []string      // distinct texts, CompareVersions order
-	series []seriesGroup // the series texts, by their number of tokens
-	cves   []entryCVE    // by list position, ascending
+	points []point // distinct, in order
+	spans  []span  // by CVE position, then rank: where an entry gives affected
+	// exact[exactEnds[i-1]:exactEnds[i]] are, ascending, the CVEs whose
+	// span is the rank of points[i] alone (a single version), kept apart
+	// from spans as affected keeps NVD's exact versions, so that the pass
+	// over spans is over ranges only.
+	exact, exactEnds []int32
+	cves             []entryCVE // by list position, ascending
 	// The entries of cves, the objects of the entries, the conditions
 	// and changes of the objects, each a part of the one slice.
 	entries []entryRec
@@ -32,12 +46,49 @@ type entryTable struct {
 	changes []changeRec
 }
 
-// seriesGroup are the distinct series texts P (of P.*) of n tokens, in
-// CompareVersions order: a version x is compared with them by its first
-// n tokens (see leadingTokens).
-type seriesGroup struct {
-	n      int
-	values []string
+// pointKind tells a version from the edges of a series.
+type pointKind int8
+
+const (
+	pointFloor pointKind = iota - 1 // just below every version that starts with the series
+	pointText                       // the version itself
+	pointCap                        // just above every version that starts with the series
+)
+
+// point is a point of the order conditions compare with: a version, or
+// an edge of the series of the n tokens of text.
+type point struct {
+	text string
+	kind pointKind
+}
+
+// comparePoints orders points: versions as CompareVersions does; a series
+// edge as its tokens followed by tokens above (a cap) or below (a floor)
+// every token.
+func comparePoints(a, b point) int {
+	i, j := 0, 0
+	for {
+		ta, ni, oka := nextToken(a.text, i)
+		tb, nj, okb := nextToken(b.text, j)
+		switch {
+		case !oka && !okb:
+			return cmp.Compare(a.kind, b.kind)
+		case !oka:
+			if a.kind != pointText {
+				return int(a.kind)
+			}
+			ta = zeroToken
+		case !okb:
+			if b.kind != pointText {
+				return -int(b.kind)
+			}
+			tb = zeroToken
+		}
+		if c := ta.compare(tb); c != 0 {
+			return c
+		}
+		i, j = ni, nj
+	}
 }
 
 type entryCVE struct {
@@ -60,84 +111,55 @@ type objRec struct {
 	affected         bool
 }
 
-// condRec is a condition x op text, text being bounds[i] or, when group
-// >= 0, series[group].values[i].
+// condRec is a condition x op points[i] (op one of opEQ, opLT, opLE, opGT,
+// opGE); while the table is built, i is the point's id.
 type condRec struct {
-	op    condOp
-	group int32
-	i     int32
+	op condOp
+	i  int32
 }
 
-// changeRec is a change: from bounds[at] on (x >= it, a pre-release
+// changeRec is a change: from points[at] on (x >= it, a pre-release
 // counting as its release), the status is affected or not.
 type changeRec struct {
 	at       int32
 	affected bool
 }
 
-// entryQuery is a version ranked among a table's texts: r and k, rel as
-// rankQuery has them over bounds, series[g] its rank in series group g.
-type entryQuery struct {
-	rankQuery
-	series []int32
-}
-
-// entryTableBuilder compiles entries into an entryTable: the texts first
+// entryTableBuilder compiles entries into an entryTable: the points first
 // by id, ranked once all are known.
 type entryTableBuilder struct {
 	t        entryTable
-	boundIDs map[string]int32 // text -> id; the conditions hold ids until rank
-	bounds   []string         // by id
-	series   map[int]map[string]int32
-	seriesBy map[int][]string
+	pointIDs map[point]int32
+	points   []point // by id
 }
 
 func newEntryTableBuilder() *entryTableBuilder {
-	return &entryTableBuilder{boundIDs: map[string]int32{}, series: map[int]map[string]int32{}, seriesBy: map[int][]string{}}
+	return &entryTableBuilder{pointIDs: map[point]int32{}}
 }
 
-func (b *entryTableBuilder) boundID(text string) int32 {
-	id, ok := b.boundIDs[text]
+func (b *entryTableBuilder) pointID(p point) int32 {
+	id, ok := b.pointIDs[p]
 	if !ok {
-		id = int32(len(b.bounds))
-		b.boundIDs[text] = id
-		b.bounds = append(b.bounds, text)
+		id = int32(len(b.points))
+		b.pointIDs[p] = id
+		b.points = append(b.points, p)
 	}
 	return id
 }
 
-// tokenCount is the number of version tokens of p.
-func tokenCount(p string) int {
-	n := 0
-	for i := 0; ; n++ {
-		_, next, ok := nextToken(p, i)
-		if !ok {
-			return n
-		}
-		i = next
-	}
-}
-
 // addCond adds the condition c (as condFor made it).
 func (b *entryTableBuilder) addCond(c cond) {
+	add := func(op condOp, p point) { b.t.conds = append(b.t.conds, condRec{op, b.pointID(p)}) }
 	switch c.op {
-	case opSeriesLE, opSeriesEQ, opSeriesGT:
-		n := tokenCount(c.v)
-		ids := b.series[n]
-		if ids == nil {
-			ids = map[string]int32{}
-			b.series[n] = ids
-		}
-		id, ok := ids[c.v]
-		if !ok {
-			id = int32(len(b.seriesBy[n]))
-			ids[c.v] = id
-			b.seriesBy[n] = append(b.seriesBy[n], c.v)
-		}
-		// group holds n until rank turns it into the group's index.
-		b.t.conds = append(b.t.conds, condRec{op: c.op, group: int32(n), i: id})
+	case opSeriesLE: // x's first tokens <= P: below the cap
+		add(opLT, point{c.v, pointCap})
+	case opSeriesGT:
+		add(opGT, point{c.v, pointCap})
+	case opSeriesEQ:
+		add(opGT, point{c.v, pointFloor})
+		add(opLT, point{c.v, pointCap})
 	default:
-		b.t.conds = append(b.t.conds, condRec{op: c.op, group: -1, i: b.boundID(c.v)})
+		add(c.op, point{c.v, pointText})
 	}
 }
 
@@ -161,7 +183,7 @@ func (b *entryTableBuilder) add(pos int32, es []AffectedEntry) {
 			o.condHiEx, o.chLo = int32(len(t.conds)), int32(len(t.changes))
 			for _, ch := range v.Changes {
 				if hasDigit(ch.At) {
-					t.changes = append(t.changes, changeRec{at: b.boundID(ch.At), affected: ch.Status == StatusAffected})
+					t.changes = append(t.changes, changeRec{at: b.pointID(point{ch.At, pointText}), affected: ch.Status == StatusAffected})
 				}
 			}
 			o.chHiEx = int32(len(t.changes))
@@ -197,38 +219,30 @@ func objectConds(v *AffectedVersion) condList {
 	return out.add(opLE, *v.LessThanOrEqual)
 }
 
-// table ranks the texts and returns the table; nil when it has no CVE.
+// table ranks the points, works out the spans and returns the table; nil
+// when it has no CVE.
 func (b *entryTableBuilder) table() *entryTable {
 	t := &b.t
 	if len(t.cves) == 0 {
 		return nil
 	}
-	boundIdx := rankTexts(b.bounds, &t.bounds)
-	groups := slices.Sorted(func(yield func(int) bool) {
-		for n := range b.seriesBy {
-			if !yield(n) {
-				return
-			}
+	byValue := make([]int32, len(b.points))
+	for i := range byValue {
+		byValue[i] = int32(i)
+	}
+	slices.SortFunc(byValue, func(x, y int32) int { return comparePoints(b.points[x], b.points[y]) })
+	index := make([]int32, len(b.points)) // of each id in t.points
+	for _, i := range byValue {
+		if n := len(t.points); n == 0 || comparePoints(t.points[n-1], b.points[i]) != 0 {
+			t.points = append(t.points, b.points[i])
 		}
-	})
-	groupIdx := map[int]int32{}
-	seriesIdx := make([][]int32, len(groups))
-	for g, n := range groups {
-		groupIdx[n] = int32(g)
-		t.series = append(t.series, seriesGroup{n: n})
-		seriesIdx[g] = rankTexts(b.seriesBy[n], &t.series[g].values)
+		index[i] = int32(len(t.points) - 1)
 	}
 	for i := range t.conds {
-		c := &t.conds[i]
-		if c.group < 0 {
-			c.i = boundIdx[c.i]
-			continue
-		}
-		g := groupIdx[int(c.group)]
-		c.group, c.i = g, seriesIdx[g][c.i]
+		t.conds[i].i = index[t.conds[i].i]
 	}
 	for i := range t.changes {
-		t.changes[i].at = boundIdx[t.changes[i].at]
+		t.changes[i].at = index[t.changes[i].at]
 	}
 	// Each object's changes in increasing "at"; on equal ones the later
 	// in the record last, as statusAt picks them.
@@ -236,83 +250,110 @@ func (b *entryTableBuilder) table() *entryTable {
 		o := &t.objs[i]
 		slices.SortStableFunc(t.changes[o.chLo:o.chHiEx], func(x, y changeRec) int { return cmp.Compare(x.at, y.at) })
 	}
+	var cuts []int32
+	for _, c := range t.cves {
+		for k := c.entLo; k < c.entHiEx; k++ {
+			cuts = t.appendSpans(&t.entries[k], c.pos, cuts)
+		}
+	}
+	// A CVE's entries may cover the same ranks: its spans, sorted, are
+	// merged where they overlap or touch.
+	slices.SortFunc(t.spans, func(x, y span) int { return cmp.Or(cmp.Compare(x.pos, y.pos), cmp.Compare(x.lo, y.lo)) })
+	merged := t.spans[:0]
+	for _, sp := range t.spans {
+		if n := len(merged); n > 0 && merged[n-1].pos == sp.pos && sp.lo <= merged[n-1].hi {
+			merged[n-1].hi = max(merged[n-1].hi, sp.hi)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	// Single versions apart: a lookup, not a pass.
+	single := func(sp span) bool { return sp.hi == sp.lo+1 && sp.lo%2 == 1 }
+	t.exactEnds = make([]int32, len(t.points))
+	for _, sp := range merged {
+		if single(sp) {
+			t.exactEnds[(sp.lo-1)/2]++
+		}
+	}
+	var total int32
+	for i, c := range t.exactEnds {
+		t.exactEnds[i], total = total, total+c // each part's start, for now
+	}
+	t.exact = make([]int32, total)
+	ranges := make([]span, 0, len(merged)-int(total))
+	for _, sp := range merged {
+		if !single(sp) {
+			ranges = append(ranges, sp)
+			continue
+		}
+		i := (sp.lo - 1) / 2
+		t.exact[t.exactEnds[i]] = sp.pos // merged is by position: each part ascends
+		t.exactEnds[i]++                 // ends up at the part's end
+	}
+	t.spans = ranges
 	t.entries, t.objs, t.conds, t.changes = slices.Clip(t.entries), slices.Clip(t.objs), slices.Clip(t.conds), slices.Clip(t.changes)
 	return t
 }
 
-// rankTexts puts the distinct values of texts (by id) in CompareVersions
-// order into *sorted, texts equal in that order once, and returns the
-// index there of each id.
-func rankTexts(texts []string, sorted *[]string) []int32 {
-	byValue := make([]int, len(texts))
-	for i := range byValue {
-		byValue[i] = i
-	}
-	slices.SortFunc(byValue, func(x, y int) int { return CompareVersions(texts[x], texts[y]) })
-	index := make([]int32, len(texts))
-	for _, i := range byValue {
-		if n := len(*sorted); n == 0 || CompareVersions((*sorted)[n-1], texts[i]) != 0 {
-			*sorted = append(*sorted, texts[i])
+// appendSpans appends to t.spans the ranks where the entry e of the CVE
+// at pos gives a version that is no pre-release of a point the status
+// affected: between two ranks where one of its conditions or changes
+// turns, every rank gets the same status, so the entry is asked once per
+// such range. cuts is scratch space.
+func (t *entryTable) appendSpans(e *entryRec, pos int32, cuts []int32) []int32 {
+	cuts = append(cuts[:0], 0)
+	turn := func(i int32) { cuts = append(cuts, 2*i+1, 2*i+2) } // x op point i changes at its rank and past it
+	for _, o := range t.objs[e.objLo:e.objHiEx] {
+		for _, c := range t.conds[o.condLo:o.condHiEx] {
+			turn(c.i)
 		}
-		index[i] = int32(len(*sorted) - 1)
+		for _, ch := range t.changes[o.chLo:o.chHiEx] {
+			turn(ch.at)
+		}
 	}
-	return index
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	for k, lo := range cuts {
+		q := entryQuery{r: lo, k: -1}
+		if !t.affectedAt(e, &q) {
+			continue
+		}
+		hi := int32(noEnd)
+		if k+1 < len(cuts) {
+			hi = cuts[k+1]
+		}
+		if n := len(t.spans); n > 0 && t.spans[n-1].pos == pos && t.spans[n-1].hi == lo {
+			t.spans[n-1].hi = hi
+			continue
+		}
+		t.spans = append(t.spans, span{lo: lo, hi: hi, pos: pos})
+	}
+	return cuts
 }
 
-// rankAmong is where v falls among the sorted texts: 2i+1 when it equals
-// sorted[i], 2i when it sorts between sorted[i-1] and sorted[i].
-func rankAmong(sorted []string, v string) int32 {
-	i, found := slices.BinarySearchFunc(sorted, v, CompareVersions)
+// entryQuery is a version ranked among a table's points, as rankQuery
+// ranks one among NVD's bounds.
+type entryQuery = rankQuery
+
+// query ranks version among t's points.
+func (t *entryTable) query(version string) entryQuery {
+	x := point{version, pointText}
+	i, found := slices.BinarySearchFunc(t.points, x, comparePoints)
+	q := entryQuery{r: int32(2 * i), k: -1}
 	if found {
-		return int32(2*i + 1)
+		q.r++
 	}
-	return int32(2 * i)
-}
-
-// query ranks version among t's texts; series has room for the ranks.
-func (t *entryTable) query(version string, series []int32) entryQuery {
-	q := entryQuery{rankQuery: rankQuery{r: rankAmong(t.bounds, version), k: -1}}
-	if len(t.bounds) > 0 {
-		if rel, ok := release(version); ok {
-			if i, found := slices.BinarySearchFunc(t.bounds, rel, CompareVersions); found {
-				q.k, q.rel = int32(i), int32(2*i+1)
-			}
+	if rel, ok := release(version); ok {
+		if i, found := slices.BinarySearchFunc(t.points, point{rel, pointText}, comparePoints); found {
+			q.k, q.rel = int32(i), int32(2*i+1)
 		}
-	}
-	q.series = series[:0]
-	for _, g := range t.series {
-		q.series = append(q.series, rankAmong(g.values, leadingN(version, g.n)))
 	}
 	return q
 }
 
-// leadingN returns x up to the end of its n-th token (all of x when it
-// has fewer), as leadingTokens does for a p of n tokens.
-func leadingN(x string, n int) string {
-	end := 0
-	for k := 0; k < n; k++ {
-		_, next, ok := nextToken(x, end)
-		if !ok {
-			break
-		}
-		end = next
-	}
-	return x[:end]
-}
-
 // holds reports whether the condition holds for the version q ranks.
 func (c condRec) holds(q *entryQuery) bool {
-	e := 2*c.i + 1 // the rank of the text itself
-	if c.group >= 0 {
-		s := q.series[c.group]
-		switch c.op {
-		case opSeriesLE:
-			return s <= e
-		case opSeriesEQ:
-			return s == e
-		}
-		return s > e // opSeriesGT
-	}
+	e := 2*c.i + 1 // the rank of the point itself
 	if c.op == opEQ {
 		return q.r == e // equal in the version order, no pre-release rule
 	}
@@ -359,8 +400,23 @@ func (t *entryTable) match(version string) []int32 {
 	if t == nil || !hasToken(version) {
 		return nil
 	}
-	var buf [8]int32
-	q := t.query(version, buf[:0])
+	q := t.query(version)
+	if q.k < 0 {
+		out := t.stab(q.r)
+		if q.r%2 == 1 {
+			i := (q.r - 1) / 2
+			var from int32
+			if i > 0 {
+				from = t.exactEnds[i-1]
+			}
+			if ex := t.exact[from:t.exactEnds[i]]; len(ex) > 0 {
+				// A CVE's spans are merged: no CVE is in both.
+				out = union(make([]int32, 0, len(out)+len(ex)), out, ex)
+			}
+		}
+		return out
+	}
+	// A pre-release of a point: each entry is asked.
 	var out []int32
 	for _, c := range t.cves {
 		for k := c.entLo; k < c.entHiEx; k++ {
@@ -370,6 +426,28 @@ func (t *entryTable) match(version string) []int32 {
 			}
 		}
 	}
+	return out
+}
+
+// stab returns the positions of the CVEs with a span holding rank r,
+// ascending, in a new slice: one pass over the spans, as affected.stab.
+func (t *entryTable) stab(r int32) []int32 {
+	sc := scratchPool.Get().(*matchScratch)
+	dst := slices.Grow(sc.hits[:0], len(t.spans))[:len(t.spans)]
+	n := 0
+	for _, sp := range t.spans {
+		dst[n] = sp.pos
+		if uint32(r-sp.lo) < uint32(sp.hi-sp.lo) {
+			n++
+		}
+	}
+	// A CVE's spans are merged: no position twice.
+	var out []int32
+	if n > 0 {
+		out = slices.Clone(dst[:n])
+	}
+	sc.hits = dst[:0]
+	scratchPool.Put(sc)
 	return out
 }
 
