@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,4 +132,72 @@ func TestSetEntryKeys(t *testing.T) {
 	if cves[1].EntryKeys != nil || cves[2].EntryKeys != nil {
 		t.Errorf("keys for a CVE with CPEs (%v) or without entries (%v)", cves[1].EntryKeys, cves[2].EntryKeys)
 	}
+}
+
+// TestEntryVersionsOnRealRecords: on every affected entry of the real
+// records of ../shared/data/cve5, ?version= through the table
+// ProductCVEsAt compiles lists the CVE for a version exactly when the
+// entry's status of it (VersionStatus, checked by hand on the decisions'
+// and cve-schema's examples) is affected; asked: every text of the
+// entry's version objects, and each with ".1", "-rc1" and ".0.1" after
+// it, and "0".
+func TestEntryVersionsOnRealRecords(t *testing.T) {
+	recs, _, err := ReadCVE5Files([]string{sharedPath(t, "cve5/cvelistV5-sample.json.gz"), sharedPath(t, "cve5/vulnrichment-sample.json.gz")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &index.Data{}
+	type asked struct {
+		product string
+		entry   *index.AffectedEntry
+		xs      []string
+	}
+	var all []asked
+	for _, r := range recs {
+		c := r.CVE()
+		c.CPEs = nil
+		for i := range c.Affected {
+			e := &c.Affected[i]
+			product := strings.ToLower(strings.ReplaceAll(r.ID, "-", "_")) + "_" + strconv.Itoa(i)
+			c.EntryKeys = append(c.EntryKeys, index.EntryKey{Vendor: "test", Product: product, Entries: []int{i}})
+			xs := []string{"0"}
+			for _, v := range e.Versions {
+				texts := []string{v.Version}
+				for _, p := range []*string{v.LessThan, v.LessThanOrEqual} {
+					if p != nil {
+						texts = append(texts, *p)
+					}
+				}
+				for _, ch := range v.Changes {
+					texts = append(texts, ch.At)
+				}
+				for _, s := range texts {
+					xs = append(xs, s, s+".1", s+"-rc1", s+".0.1")
+				}
+			}
+			all = append(all, asked{product, e, xs})
+		}
+		d.CVEs = append(d.CVEs, c)
+	}
+	ix, err := index.Build(d, index.Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range all {
+		for _, x := range a.xs {
+			l, err := ix.ProductCVEsAt("test", a.product, x)
+			if err != nil {
+				t.Fatalf("%s: %v", a.product, err)
+			}
+			if want := a.entry.StatusAt(x) == index.StatusAffected; (l.Len() == 1) != want {
+				t.Errorf("%s (%s) version %q: listed %v, status %q", a.product, a.entry.Source, x, l.Len() == 1, a.entry.StatusAt(x))
+			}
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Errorf("asked %d versions, want many more", n)
+	}
+	t.Logf("%d entries, %d versions asked", len(all), n)
 }
