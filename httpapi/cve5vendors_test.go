@@ -130,11 +130,13 @@ func TestStatusProductsFromEntries(t *testing.T) {
 		return index.CVE{Name: name, Summary: "s", CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z", CVSS: index.CVSS{Score: 5}}
 	}
 	a, b, c, d := cve("CVE-2024-0001"), cve("CVE-2024-0002"), cve("CVE-2024-0003"), cve("CVE-2024-0004")
-	a.CPEs = []index.CPE{{ID: 1, URI: "cpe:2.3:a:acme:gadget:2.0:*:*:*:*:*:*:*", Vendor: "acme", Product: "gadget", Version: "2.0", Vulnerable: true}}
+	a.CPEs = []index.CPE{{ID: 1, URI: "cpe:2.3:a:acme:widget:1.1:*:*:*:*:*:*:*", Vendor: "acme", Product: "widget", Version: "1.1", Vulnerable: true}}
 	a.Affected = entry // NVD's CPEs supersede: no key
 	b.Affected, b.EntryKeys = entry, keys
 	c.Affected = entry // a CVE the build found no key for
-	d.Affected, d.EntryKeys = entry, keys
+	lessThan := "2.0"
+	d.Affected, d.EntryKeys = []index.AffectedEntry{{Source: "cna", Vendor: &vendor, Product: &product,
+		Versions: []index.AffectedVersion{{Version: "0", LessThan: &lessThan, Status: "affected"}}}}, keys
 	ix, err := index.Build(&index.Data{CVEs: []index.CVE{a, b, c, d}}, index.Meta{ID: "entries", BuiltAt: "2024-03-02 00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
@@ -150,8 +152,14 @@ func TestStatusProductsFromEntries(t *testing.T) {
 	if diff := cmp.Diff(want, got.Enrichment); diff != "" {
 		t.Errorf("enrichment (-want +got):\n%s", diff)
 	}
-	wantNames(t, srv, "/vendors/acme/products/widget/cve", []string{"CVE-2024-0004", "CVE-2024-0002"})
+	// acme/widget mixes a CVE from NVD's CPEs (1.1) and two from entries
+	// (1.0; 0 to < 2.0): the product's versions are NVD's.
+	wantNames(t, srv, "/vendors/acme/products/widget/cve", []string{"CVE-2024-0004", "CVE-2024-0002", "CVE-2024-0001"})
 	wantNames(t, srv, "/vendors/acme/products/widget/cve?version=1.0", []string{"CVE-2024-0004", "CVE-2024-0002"})
-	wantNames(t, srv, "/vendors/acme/products/gadget/cve?version=1.0", []string{})
+	wantNames(t, srv, "/vendors/acme/products/widget/cve?version=1.1", []string{"CVE-2024-0004", "CVE-2024-0001"})
+	wantNames(t, srv, "/vendors/acme/products/widget/cve?version=2.0", []string{})
+	if res, body := do(t, srv, "GET", "/vendors/acme/products/widget", nil); string(body) != `{"name":"widget","human_name":"Widget","versions":["1.1"]}` {
+		t.Errorf("acme/widget: %d %s", res.StatusCode, body)
+	}
 	wantNames(t, srv, "/vendors/acme/cve", []string{"CVE-2024-0004", "CVE-2024-0002", "CVE-2024-0001"})
 }

@@ -468,7 +468,9 @@ func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entry
 			if it.vendor != vendorName || it.product != productName {
 				continue
 			}
-			all = all[:0]
+			// A fresh slice each time: decoding into a used one keeps the
+			// members an element's JSON lacks (lessThan) from the last.
+			all = nil
 			if err := json.Unmarshal([]byte(d.strs[r.affected]), &all); err != nil {
 				break // Check refuses such a snapshot; a load does not decode it
 			}

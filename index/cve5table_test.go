@@ -1,9 +1,13 @@
 package index
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/goccy/go-json"
 )
 
 // randomVersionTexts are what CNAs write in version objects, and versions
@@ -106,4 +110,82 @@ func FuzzEntryTable(f *testing.F) {
 			t.Errorf("%+v at %q: table %v, VersionStatus %v", e, x, got, want)
 		}
 	})
+}
+
+// TestProductCVEsAtFromEntries: through the whole index (entries stored
+// as details' JSON, decoded once for the product's table), random
+// entries of several CVEs of one product answer ?version= as their
+// VersionStatus does, and a CVE's entries of another product do not
+// count.
+func TestProductCVEsAtFromEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 6))
+	asked := append(slices.Clone(randomVersionTexts), "0.9", "1.2.2", "1.2.3-rc2", "1.9.9", "2.0.1-rc1", "2.1", "3", "6.1.100")
+	vendor := "ACME"
+	for round := range 60 {
+		var d Data
+		var entries [][]AffectedEntry // by CVE, the entries of acme/widget
+		n := 1 + r.IntN(8)
+		for i := range n {
+			c := CVE{Name: fmt.Sprintf("CVE-2024-%04d", i+1), Summary: "s", CreatedAt: "2024-01-01 00:00:00Z",
+				UpdatedAt: fmt.Sprintf("2024-01-%02d 00:00:00Z", 1+r.IntN(28))}
+			var mine []AffectedEntry
+			key := EntryKey{Vendor: "acme", Product: "widget"}
+			other := EntryKey{Vendor: "acme", Product: "gadget"}
+			for k := range 1 + r.IntN(3) {
+				e := randomEntry(r)
+				e.Source, e.Vendor = "cna", &vendor
+				c.Affected = append(c.Affected, e)
+				if r.IntN(4) == 0 {
+					other.Entries = append(other.Entries, k)
+					continue
+				}
+				key.Entries = append(key.Entries, k)
+				mine = append(mine, e)
+			}
+			for _, k := range []EntryKey{key, other} {
+				if len(k.Entries) > 0 {
+					c.EntryKeys = append(c.EntryKeys, k)
+				}
+			}
+			d.CVEs = append(d.CVEs, c)
+			entries = append(entries, mine)
+		}
+		ix, err := Build(&d, Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range asked {
+			want := []string{}
+			for i, es := range entries {
+				for k := range es {
+					if es[k].StatusAt(x) == StatusAffected {
+						want = append(want, d.CVEs[i].Name)
+						break
+					}
+				}
+			}
+			l, err := ix.ProductCVEsAt("acme", "widget", x)
+			if errors.Is(err, ErrProductNotFound) && len(want) == 0 {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i := range l.Len() {
+				var c struct{ Name string }
+				if err := json.Unmarshal(append(l.Item(i), '}'), &c); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, c.Name)
+			}
+			slices.Sort(got)
+			if got == nil {
+				got = []string{}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, version %q: listed %v, want %v; CVEs %+v", round, x, got, want, d.CVEs)
+			}
+		}
+	}
 }
