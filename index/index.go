@@ -127,8 +127,9 @@ type productRec struct {
 	entries    bool // some CVE is listed through affected entries
 }
 
-// productAff is what ProductCVEsAt reads of a product: nil when no CPE of
-// the product is vulnerable. The product's first ProductCVEsAt builds it,
+// productAff is what ProductCVEsAt reads of a product: aff nil when no
+// CPE of the product is vulnerable, cna nil when no CVE is listed under
+// it through its JSON 5 entries. The product's first ProductCVEsAt builds it,
 // not the load: few products are ever asked by version, and building every
 // product's would add about a tenth to every load. It reads the CPEs again
 // from the bodies of the product's CVEs rather than keep them from the
