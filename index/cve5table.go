@@ -37,7 +37,11 @@ type entryTable struct {
 	// from spans as affected keeps NVD's exact versions, so that the pass
 	// over spans is over ranges only.
 	exact, exactEnds []int32
-	cves             []entryCVE // by list position, ascending
+	// refs[refEnds[i-1]:refEnds[i]] are, ascending, the indexes in cves
+	// of the CVEs some condition or change of which names points[i]:
+	// those whose spans may not hold for a pre-release of that point.
+	refs, refEnds []int32
+	cves          []entryCVE // by list position, ascending
 	// The entries of cves, the objects of the entries, the conditions
 	// and changes of the objects, each a part of the one slice.
 	entries []entryRec
@@ -291,6 +295,7 @@ func (b *entryTableBuilder) table() *entryTable {
 		t.exactEnds[i]++                 // ends up at the part's end
 	}
 	t.spans = ranges
+	t.refs, t.refEnds = t.pointRefs()
 	t.entries, t.objs, t.conds, t.changes = slices.Clip(t.entries), slices.Clip(t.objs), slices.Clip(t.conds), slices.Clip(t.changes)
 	return t
 }
@@ -401,32 +406,94 @@ func (t *entryTable) match(version string) []int32 {
 		return nil
 	}
 	q := t.query(version)
-	if q.k < 0 {
-		out := t.stab(q.r)
-		if q.r%2 == 1 {
-			i := (q.r - 1) / 2
-			var from int32
-			if i > 0 {
-				from = t.exactEnds[i-1]
-			}
-			if ex := t.exact[from:t.exactEnds[i]]; len(ex) > 0 {
-				// A CVE's spans are merged: no CVE is in both.
-				out = union(make([]int32, 0, len(out)+len(ex)), out, ex)
-			}
+	out := t.stab(q.r)
+	if q.r%2 == 1 {
+		if ex := part(t.exact, t.exactEnds, (q.r-1)/2); len(ex) > 0 {
+			// A CVE's spans are merged: no CVE is in both.
+			out = union(make([]int32, 0, len(out)+len(ex)), out, ex)
 		}
+	}
+	if q.k < 0 {
 		return out
 	}
-	// A pre-release of a point: each entry is asked.
-	var out []int32
-	for _, c := range t.cves {
+	// A pre-release of point k compares as k's release against k: the
+	// spans hold for every CVE none of whose conditions names k; those
+	// that name it are asked again, entry by entry.
+	refs := part(t.refs, t.refEnds, q.k)
+	if len(refs) == 0 {
+		return out
+	}
+	fixed := make([]int32, 0, len(out)+len(refs))
+	i := 0
+	for _, ci := range refs {
+		c := &t.cves[ci]
+		for i < len(out) && out[i] < c.pos {
+			fixed = append(fixed, out[i])
+			i++
+		}
+		if i < len(out) && out[i] == c.pos {
+			i++ // asked again below
+		}
 		for k := c.entLo; k < c.entHiEx; k++ {
 			if t.affectedAt(&t.entries[k], &q) {
-				out = append(out, c.pos)
+				fixed = append(fixed, c.pos)
 				break
 			}
 		}
 	}
-	return out
+	return append(fixed, out[i:]...)
+}
+
+// part returns part i of all, whose parts end at ends.
+func part(all, ends []int32, i int32) []int32 {
+	var from int32
+	if i > 0 {
+		from = ends[i-1]
+	}
+	return all[from:ends[i]]
+}
+
+// pointRefs returns, per point, the indexes in cves of the CVEs some
+// condition or change of which names it, packed as refs and refEnds.
+func (t *entryTable) pointRefs() (refs, ends []int32) {
+	counts := make([]int32, len(t.points))
+	last := make([]int32, len(t.points)) // the last CVE counted, plus 1
+	each := func(f func(ci, point int32)) {
+		for ci, c := range t.cves {
+			for k := c.entLo; k < c.entHiEx; k++ {
+				e := &t.entries[k]
+				for _, o := range t.objs[e.objLo:e.objHiEx] {
+					for _, cd := range t.conds[o.condLo:o.condHiEx] {
+						f(int32(ci), cd.i)
+					}
+					for _, ch := range t.changes[o.chLo:o.chHiEx] {
+						f(int32(ci), ch.at)
+					}
+				}
+			}
+		}
+	}
+	each(func(ci, p int32) {
+		if last[p] != ci+1 {
+			last[p] = ci + 1
+			counts[p]++
+		}
+	})
+	ends = make([]int32, len(t.points))
+	var total int32
+	for i, n := range counts {
+		ends[i], total = total, total+n // each part's start, for now
+	}
+	refs = make([]int32, total)
+	clear(last)
+	each(func(ci, p int32) {
+		if last[p] != ci+1 {
+			last[p] = ci + 1
+			refs[ends[p]] = ci
+			ends[p]++ // ends up at the part's end
+		}
+	})
+	return refs, ends
 }
 
 // stab returns the positions of the CVEs with a span holding rank r,
