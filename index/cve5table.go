@@ -27,7 +27,8 @@ import (
 // asking the entry once per range of ranks its conditions tell apart; a
 // query stabs the spans as it does NVD's ranges. A pre-release x whose
 // release is a point compares as that release against it (the rule of
-// VersionStatus): such a query asks every entry's conditions instead.
+// VersionStatus): for such a query, the CVEs some condition of which
+// names that point are asked again, entry by entry.
 // It answers exactly as VersionStatus does (see the table's tests).
 type entryTable struct {
 	points []point // distinct, in order
