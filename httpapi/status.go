@@ -45,12 +45,17 @@ func orNull(s string) *string {
 
 // enrichment is NVD's backlog in this snapshot: CVEs it has not yet given
 // any CPE or any CVSS score, and their share of all CVEs (0 to 1, three
-// decimals).
+// decimals); and of those without a CPE, how many have a vendor and
+// product from their CVE JSON 5 entries, and how many (and what share of
+// all CVEs) still have none.
 type enrichment struct {
-	WithoutCPE       int     `json:"cves_without_cpe"`
-	WithoutCVSS      int     `json:"cves_without_cvss"`
-	ShareWithoutCPE  float64 `json:"share_without_cpe"`
-	ShareWithoutCVSS float64 `json:"share_without_cvss"`
+	WithoutCPE          int     `json:"cves_without_cpe"`
+	WithoutCVSS         int     `json:"cves_without_cvss"`
+	ShareWithoutCPE     float64 `json:"share_without_cpe"`
+	ShareWithoutCVSS    float64 `json:"share_without_cvss"`
+	ProductsFromEntries int     `json:"cves_products_from_entries"`
+	WithoutProduct      int     `json:"cves_without_product"`
+	ShareWithoutProduct float64 `json:"share_without_product"`
 }
 
 // status answers GET /status. Its body is the snapshot's, but for stale,
@@ -62,7 +67,9 @@ func status(c call, _ []byte) (result, error) {
 		SnapshotID: st.ID, FormatVersion: st.Format, BuiltAt: st.BuiltAt,
 		LoadDurationMS: st.LoadDuration.Milliseconds(), Counts: st.Counts,
 		Enrichment: enrichment{WithoutCPE: st.NoCPE, WithoutCVSS: st.NoCVSS,
-			ShareWithoutCPE: share(st.NoCPE, st.Counts.CVEs), ShareWithoutCVSS: share(st.NoCVSS, st.Counts.CVEs)},
+			ShareWithoutCPE: share(st.NoCPE, st.Counts.CVEs), ShareWithoutCVSS: share(st.NoCVSS, st.Counts.CVEs),
+			ProductsFromEntries: st.EntryKeyed, WithoutProduct: st.NoCPE - st.EntryKeyed,
+			ShareWithoutProduct: share(st.NoCPE-st.EntryKeyed, st.Counts.CVEs)},
 		Inputs: st.Inputs,
 	}
 	if st.NewestUpdate != "" {

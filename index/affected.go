@@ -45,6 +45,11 @@ import (
 // any ASCII letter or digit ("", "*", "-") is no version and matches
 // nothing.
 //
+// A CVE listed under the product through its CVE JSON 5 entries (it has
+// no CPE; see EntryKey) is covered when some entry of that product gives
+// version the status affected (VersionStatus). Those entries are compiled
+// once, on the product's first query, into an entryTable.
+//
 // The answer costs a binary search among the product's distinct exact
 // versions for version and one for each prefix of it that ends before a
 // word, one among its distinct range bounds (two for a pre-release), a
@@ -56,25 +61,39 @@ func (ix *Index) ProductCVEsAt(vendorName, productName, version string) (CVEList
 	if err != nil {
 		return CVEList{}, err
 	}
-	return ix.cveList(ix.affected(k, vendorName, productName).match(version), false), nil
+	a := ix.affected(k, vendorName, productName)
+	nvd, cna := a.aff.match(version), a.cna.match(version)
+	switch {
+	case len(cna) == 0:
+	case len(nvd) == 0:
+		nvd = cna
+	default:
+		// A CVE is listed through NVD's CPEs or through its entries,
+		// never both: the two lists are disjoint.
+		nvd = union(make([]int32, 0, len(nvd)+len(cna)), nvd, cna)
+	}
+	return ix.cveList(nvd, false), nil
 }
 
-// affected returns the affected of the product at k, named vendorName and
-// productName, building it on first use.
-func (ix *Index) affected(k uint32, vendorName, productName string) *affected {
+// affected returns the tables of the product at k, named vendorName and
+// productName, building them on first use.
+func (ix *Index) affected(k uint32, vendorName, productName string) *productAff {
 	a, p := &ix.affs[k], &ix.productRecs[k]
 	a.once.Do(func() {
 		if p.vulnerable {
 			vs, stars := ix.vulnerableCPEs(p.cves.ints(ix.vpCVEs), vendorName, productName)
 			a.aff = buildAffected(vs, &stars)
 		}
+		if p.entries {
+			a.cna = ix.entryTable(p.cves.ints(ix.vpCVEs), vendorName, productName)
+		}
 	})
-	return a.aff
+	return a
 }
 
 // WarmVersionTables builds the tables that a product's first
 // ProductCVEsAt builds, for every product with at least minCVEs CVEs and
-// some vulnerable CPE, the products with the most CVEs first, so that no
+// some vulnerable CPE or some CVE listed through its entries, the products with the most CVEs first, so that no
 // query waits for them: at 400k CVEs the biggest product's take some
 // 60 ms. It checks stop between products and returns early once it says
 // so. It returns how many products it built. It is safe to call while
@@ -82,7 +101,7 @@ func (ix *Index) affected(k uint32, vendorName, productName string) *affected {
 func (ix *Index) WarmVersionTables(minCVEs int, stop func() bool) int {
 	var todo []uint32
 	for k := range ix.productRecs {
-		if p := &ix.productRecs[k]; p.vulnerable && int(p.cves.to-p.cves.from) >= minCVEs {
+		if p := &ix.productRecs[k]; (p.vulnerable || p.entries) && int(p.cves.to-p.cves.from) >= minCVEs {
 			todo = append(todo, uint32(k))
 		}
 	}

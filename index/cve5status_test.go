@@ -25,6 +25,13 @@ func checkStatuses(t *testing.T, name string, vs []AffectedVersion, def *string,
 		if got := matchIndex(vs, c.x); got != c.at {
 			t.Errorf("%s: %q is decided by object %d, want %d", name, c.x, got, c.at)
 		}
+		// The table ProductCVEsAt compiles the entry into answers alike.
+		b := newEntryTableBuilder()
+		b.add(7, []AffectedEntry{e})
+		got := b.table().match(c.x)
+		if want := c.want == StatusAffected; (len(got) == 1 && got[0] == 7) != want || len(got) > 1 {
+			t.Errorf("%s: the entry table gives %q %v, want affected %v", name, c.x, got, want)
+		}
 	}
 }
 

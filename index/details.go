@@ -51,6 +51,9 @@ type detailRef struct {
 	// entries (an array) and of its SSVC decision (an object): 0 ("") for
 	// none, served as [] and null.
 	affected, ssvc uint32
+	// keys is, into strs, the stored form of the CVE's entry keys (see
+	// appendEntryKeys): 0 for none.
+	keys uint32
 }
 
 // metricsOf returns the metrics of r.
@@ -116,6 +119,16 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	if c.SSVC != nil {
 		ref.ssvc = b.intern(string(encode(c.SSVC)))
 	}
+	if len(c.EntryKeys) > 0 {
+		if len(c.CPEs) > 0 {
+			return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
+		}
+		text := string(appendEntryKeys(nil, c.EntryKeys))
+		if !validEntryKeys(text, len(c.Affected)) {
+			return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, text)
+		}
+		ref.keys = b.intern(text)
+	}
 	if c.KEV != nil {
 		k := c.KEV
 		ref.kev = int32(len(b.d.kevs))
@@ -167,11 +180,12 @@ func (d *Details) Strings() []string { return d.strs }
 // AppendLine appends the stored form of the i-th CVE's details: decimal
 // numbers separated by spaces, "status kev [date_added action_due
 // required_action vulnerability_name] n (version source type vector
-// severity score)*n affected ssvc", where kev is 0 or 1 (1: the four
-// texts follow), texts are indexes into Strings, version indexes 4.0,
-// 3.1, 3.0, 2.0, score is in tenths, and affected and ssvc are the texts
-// of their JSON (0: none). Lines of snapshot format 4 end before
-// affected (see NewDetailsLoader).
+// severity score)*n affected ssvc keys", where kev is 0 or 1 (1: the
+// four texts follow), texts are indexes into Strings, version indexes
+// 4.0, 3.1, 3.0, 2.0, score is in tenths, affected and ssvc are the
+// texts of their JSON and keys that of the entry keys (see
+// appendEntryKeys; 0: none). Lines of snapshot format 4 end before
+// affected, those of format 5 before keys (see NewDetailsLoader).
 func (d *Details) AppendLine(dst []byte, i int) []byte {
 	r := d.cves[i]
 	dst = strconv.AppendUint(dst, uint64(r.status), 10)
@@ -195,7 +209,9 @@ func (d *Details) AppendLine(dst []byte, i int) []byte {
 	dst = append(dst, ' ')
 	dst = strconv.AppendUint(dst, uint64(r.affected), 10)
 	dst = append(dst, ' ')
-	return strconv.AppendUint(dst, uint64(r.ssvc), 10)
+	dst = strconv.AppendUint(dst, uint64(r.ssvc), 10)
+	dst = append(dst, ' ')
+	return strconv.AppendUint(dst, uint64(r.keys), 10)
 }
 
 // ErrDetails is wrapped by the errors of a details record.
@@ -208,8 +224,9 @@ var ErrDetails = errors.New("index: bad details record")
 type DetailsLoader struct {
 	d    *Details
 	seen []bool // per piece
-	// noAffected: the lines end after the metrics (snapshot format 4).
-	noAffected bool
+	// noAffected: the lines end after the metrics (snapshot format 4);
+	// noKeys: after ssvc (format 5).
+	noAffected, noKeys bool
 }
 
 // NewDetailsLoader starts a Details of cves CVEs stored in pieces pieces,
@@ -229,7 +246,15 @@ func NewDetailsLoader(strs []string, cves, pieces int) (*DetailsLoader, error) {
 // snapshot format 4 wrote them (before CVE JSON 5 records were read):
 // every CVE has no affected entries and no SSVC decision.
 func (l *DetailsLoader) WithoutAffected() *DetailsLoader {
-	l.noAffected = true
+	l.noAffected, l.noKeys = true, true
+	return l
+}
+
+// WithoutEntryKeys makes l read lines that end after the SSVC decision,
+// as snapshot format 5 wrote them (before vendors and products were taken
+// from affected entries): every CVE has no entry keys.
+func (l *DetailsLoader) WithoutEntryKeys() *DetailsLoader {
+	l.noKeys = true
 	return l
 }
 
@@ -316,6 +341,12 @@ func (l *DetailsLoader) parseLine(line []byte, n uint64, piece uint16, ms []metr
 			p.fail("ssvc text is not a JSON object")
 		}
 	}
+	if !l.noKeys {
+		r.keys = text()
+		if p.err == nil && r.keys != 0 && (r.affected == 0 || !validEntryKeys(l.d.strs[r.keys], -1)) {
+			p.fail("keys text is not vendors and products of affected entries")
+		}
+	}
 	if p.err == nil && len(p.b) > 0 {
 		p.fail("trailing bytes")
 	}
@@ -340,6 +371,9 @@ func (d *Details) Check() error {
 			var es []AffectedEntry
 			if err := json.Unmarshal([]byte(t), &es); err != nil || len(es) == 0 || string(encode(es)) != t {
 				return fmt.Errorf("%w %d: affected is not the JSON of affected entries", ErrDetails, i+1)
+			}
+			if !validEntryKeys(d.strs[r.keys], len(es)) {
+				return fmt.Errorf("%w %d: keys name an affected entry the CVE does not have", ErrDetails, i+1)
 			}
 		}
 		if t := d.strs[r.ssvc]; t != "" {

@@ -94,26 +94,38 @@ func TestDetailsRoundTrip(t *testing.T) {
 
 // TestParseDetailsRefuses: every index is checked.
 func TestParseDetailsRefuses(t *testing.T) {
-	strs := []string{"", "Analyzed", "nvd@nist.gov", "Primary", "AV:N", "HIGH", `[{"source":"cna"}]`, `{"exploitation":null}`}
+	strs := []string{"", "Analyzed", "nvd@nist.gov", "Primary", "AV:N", "HIGH", `[{"source":"cna"}]`, `{"exploitation":null}`,
+		"openprinting\tcups-filters\t0", "a\tb\t0\na\tb\t1", "a\t*\t0", "a\tb\t", "a\tb\t1,0", "a\tb\t01", "a\tb", "a\tb\t0\n"}
 	for _, tc := range []struct{ name, line string }{
 		{"empty", ""},
-		{"status out of range", "8 0 0 0 0"},
-		{"kev flag 2", "1 2 0 0 0"},
-		{"kev texts missing", "1 1 1 1 0 0 0"},
-		{"metric missing", "1 0 1 0 0"},
-		{"version 4", "1 0 1 4 2 3 4 5 70 0 0"},
-		{"score over 10", "1 0 1 1 2 3 4 5 101 0 0"},
-		{"trailing", "1 0 0 0 0 7"},
-		{"double space", "1  0 0 0 0"},
-		{"sign", "1 0 -1 0 0"},
-		{"older first", "1 0 2 3 2 3 4 5 70 1 2 3 4 5 70 0 0"},
+		{"status out of range", "16 0 0 0 0 0"},
+		{"kev flag 2", "1 2 0 0 0 0"},
+		{"kev texts missing", "1 1 1 1 0 0 0 0"},
+		{"metric missing", "1 0 1 0 0 0"},
+		{"version 4", "1 0 1 4 2 3 4 5 70 0 0 0"},
+		{"score over 10", "1 0 1 1 2 3 4 5 101 0 0 0"},
+		{"trailing", "1 0 0 0 0 0 7"},
+		{"double space", "1  0 0 0 0 0"},
+		{"sign", "1 0 -1 0 0 0"},
+		{"older first", "1 0 2 3 2 3 4 5 70 1 2 3 4 5 70 0 0 0"},
 		{"affected missing", "1 0 0"},
 		{"ssvc missing", "1 0 0 6"},
-		{"affected out of range", "1 0 0 8 0"},
-		{"affected not an array", "1 0 0 1 0"},
-		{"ssvc not an object", "1 0 0 0 1"},
-		{"ssvc an array", "1 0 0 0 6"},
-		{"affected an object", "1 0 0 7 0"},
+		{"keys missing", "1 0 0 6 0"},
+		{"affected out of range", "1 0 0 16 0 0"},
+		{"affected not an array", "1 0 0 1 0 0"},
+		{"ssvc not an object", "1 0 0 0 1 0"},
+		{"ssvc an array", "1 0 0 0 6 0"},
+		{"affected an object", "1 0 0 7 0 0"},
+		{"keys out of range", "1 0 0 6 0 16"},
+		{"keys without affected", "1 0 0 0 0 8"},
+		{"keys not keys", "1 0 0 6 0 1"},
+		{"a key twice", "1 0 0 6 0 9"},
+		{"product *", "1 0 0 6 0 10"},
+		{"no entries", "1 0 0 6 0 11"},
+		{"entries not ascending", "1 0 0 6 0 12"},
+		{"entry with a leading zero", "1 0 0 6 0 13"},
+		{"no entries field", "1 0 0 6 0 14"},
+		{"empty line", "1 0 0 6 0 15"},
 	} {
 		if _, err := parseDetails(strs, [][]byte{[]byte(tc.line)}); err == nil {
 			t.Errorf("%s: %q accepted", tc.name, tc.line)
@@ -122,7 +134,7 @@ func TestParseDetailsRefuses(t *testing.T) {
 	if _, err := parseDetails([]string{"x"}, nil); err == nil {
 		t.Error("a table not starting with \"\" accepted")
 	}
-	for _, good := range []string{"1 0 2 1 2 3 4 5 70 3 2 3 4 5 99 0 0", "1 0 0 6 7", "0 0 0 6 0", "0 0 0 0 7"} {
+	for _, good := range []string{"1 0 2 1 2 3 4 5 70 3 2 3 4 5 99 0 0 0", "1 0 0 6 7 0", "0 0 0 6 0 0", "0 0 0 0 7 0", "0 0 0 6 0 8"} {
 		if _, err := parseDetails(strs, [][]byte{[]byte(good)}); err != nil {
 			t.Errorf("a good line %q refused: %v", good, err)
 		}
@@ -145,7 +157,7 @@ func TestDetailsFormat4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"1 0 1 1 2 3 4 5 70 0 0", "0 0 0 0 0"} {
+	for i, want := range []string{"1 0 1 1 2 3 4 5 70 0 0 0", "0 0 0 0 0 0"} {
 		if got := string(d.AppendLine(nil, i)); got != want {
 			t.Errorf("CVE %d: %q, want %q", i, got, want)
 		}
@@ -156,23 +168,57 @@ func TestDetailsFormat4(t *testing.T) {
 	}
 }
 
+// TestDetailsFormat5: lines of snapshot format 5 end after ssvc; read
+// WithoutEntryKeys, they give no entry keys, and a format 6 line is
+// refused.
+func TestDetailsFormat5(t *testing.T) {
+	strs := []string{"", "Analyzed", `[{"source":"cna"}]`}
+	l, err := NewDetailsLoader(strs, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WithoutEntryKeys().ParsePiece(0, 0, []byte("1 0 0 2 0\n0 0 0 0 0\n")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.Details()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"1 0 0 2 0 0", "0 0 0 0 0 0"} {
+		if got := string(d.AppendLine(nil, i)); got != want {
+			t.Errorf("CVE %d: %q, want %q", i, got, want)
+		}
+	}
+	l, _ = NewDetailsLoader(strs, 1, 1)
+	if err := l.WithoutEntryKeys().ParsePiece(0, 0, []byte("0 0 0 0 0 0\n")); err == nil {
+		t.Error("a format 6 line read as format 5")
+	}
+}
+
 // TestDetailsCheck: Check refuses stored texts that are not the JSON of
 // entries or of a decision, which a load lets through by their shape.
 func TestDetailsCheck(t *testing.T) {
-	for _, tc := range []struct{ name, affected, ssvc string }{
-		{"not JSON", `[{"source":}]`, ""},
-		{"unknown member", `[{"source":"cna","vendor":null,"product":null,"cpes":null,"default_status":null,"versions":null,"platforms":null,"extra":1}]`, ""},
-		{"empty array", `[]`, ""},
-		{"ssvc not JSON", "", `{"exploitation"}`},
-		{"ssvc member missing", "", `{"exploitation":null,"automatable":null,"technical_impact":null}`},
+	for _, tc := range []struct {
+		name, affected, ssvc string
+		keys                 bool
+	}{
+		{"not JSON", `[{"source":}]`, "", false},
+		{"unknown member", `[{"source":"cna","vendor":null,"product":null,"cpes":null,"default_status":null,"versions":null,"platforms":null,"extra":1}]`, "", false},
+		{"empty array", `[]`, "", false},
+		{"ssvc not JSON", "", `{"exploitation"}`, false},
+		{"ssvc member missing", "", `{"exploitation":null,"automatable":null,"technical_impact":null}`, false},
+		{"keys name entry 1 of 1", `[{"source":"cna","vendor":null,"product":null,"cpes":null,"default_status":null,"versions":null,"platforms":null}]`, "", true},
 	} {
-		strs := []string{"", tc.affected, tc.ssvc}
-		line := "0 0 0 1 2"
+		strs := []string{"", tc.affected, tc.ssvc, "a\tb\t1"}
+		line := "0 0 0 1 2 0"
 		if tc.affected == "" {
-			line = "0 0 0 0 2"
+			line = "0 0 0 0 2 0"
 		}
 		if tc.ssvc == "" {
-			line = "0 0 0 1 0"
+			line = "0 0 0 1 0 0"
+		}
+		if tc.keys {
+			line = "0 0 0 1 0 3"
 		}
 		d, err := parseDetails(strs, [][]byte{[]byte(line)})
 		if err != nil {
@@ -189,7 +235,7 @@ func TestDetailsCheck(t *testing.T) {
 // parsed one writes back as a line that parses to the same details.
 func FuzzParseDetails(f *testing.F) {
 	strs := []string{"", "a", "b", "c", "d", "e"}
-	for _, s := range []string{"1 0 0 0 0", "0 1 1 2 3 4 1 1 2 3 4 5 70 0 0", "1 0 2 0 1 2 3 4 100 3 5 5 5 5 0 0 0"} {
+	for _, s := range []string{"1 0 0 0 0 0", "0 1 1 2 3 4 1 1 2 3 4 5 70 0 0 0", "1 0 2 0 1 2 3 4 100 3 5 5 5 5 0 0 0 0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -215,23 +261,23 @@ func TestDetailsPieces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ParsePiece(1, 2, []byte("1 0 1 1 2 3 6 5 75 0 0\n")); err != nil {
+	if err := l.ParsePiece(1, 2, []byte("1 0 1 1 2 3 6 5 75 0 0 0\n")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Details(); err == nil {
 		t.Error("Details before every piece is parsed")
 	}
-	if err := l.ParsePiece(0, 0, []byte("1 0 1 1 2 3 4 5 70 0 0\n0 0 0 0 0\n")); err != nil {
+	if err := l.ParsePiece(0, 0, []byte("1 0 1 1 2 3 4 5 70 0 0 0\n0 0 0 0 0 0\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ParsePiece(0, 0, []byte("0 0 0 0 0\n")); err == nil {
+	if err := l.ParsePiece(0, 0, []byte("0 0 0 0 0 0\n")); err == nil {
 		t.Error("a piece parsed twice")
 	}
 	d, err := l.Details()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"1 0 1 1 2 3 4 5 70 0 0", "0 0 0 0 0", "1 0 1 1 2 3 6 5 75 0 0"} {
+	for i, want := range []string{"1 0 1 1 2 3 4 5 70 0 0 0", "0 0 0 0 0 0", "1 0 1 1 2 3 6 5 75 0 0 0"} {
 		if got := string(d.AppendLine(nil, i)); got != want {
 			t.Errorf("CVE %d: %q, want %q", i, got, want)
 		}

@@ -77,11 +77,14 @@ type Index struct {
 	// createdNotAfterUpdated: no CVE's created_at is after its
 	// updated_at, so published_since can start from updated_since's cut.
 	createdNotAfterUpdated bool
-	minPublished           uint64   // the earliest created_at; 0 when there are no CVEs
-	noCPE, noCVSS          int      // CVEs without any CPE, without any CVSS score
-	details                *Details // in list order
-	kevs                   []int32  // positions of the CVEs with a KEV entry
-	cvssAt                 []uint8  // per position: cvss.score in tenths, 0 to 100
+	minPublished           uint64 // the earliest created_at; 0 when there are no CVEs
+	noCPE, noCVSS          int    // CVEs without any CPE, without any CVSS score
+	// entryKeyed counts the CVEs without any CPE that have a vendor and
+	// product from their affected entries.
+	entryKeyed int
+	details    *Details // in list order
+	kevs       []int32  // positions of the CVEs with a KEV entry
+	cvssAt     []uint8  // per position: cvss.score in tenths, 0 to 100
 
 	// EPSS (see epss.go): per position, score and percentile in
 	// millionths, epssNone without a row; nil when the snapshot has no
@@ -138,10 +141,12 @@ type productRec struct {
 	cves       run  // in vpCVEs
 	key        run  // in keys: its key in productByName
 	vulnerable bool // some CPE of the product is: its affected may match
+	entries    bool // some CVE is listed through affected entries
 }
 
-// productAff is what ProductCVEsAt reads of a product: nil when no CPE of
-// the product is vulnerable. The product's first ProductCVEsAt builds it,
+// productAff is what ProductCVEsAt reads of a product: aff nil when no
+// CPE of the product is vulnerable, cna nil when no CVE is listed under
+// it through its JSON 5 entries. The product's first ProductCVEsAt builds it,
 // not the load: few products are ever asked by version, and building every
 // product's would add about a tenth to every load. It reads the CPEs again
 // from the bodies of the product's CVEs rather than keep them from the
@@ -150,6 +155,9 @@ type productRec struct {
 type productAff struct {
 	once sync.Once
 	aff  *affected
+	// cna is, likewise, the table of the product's affected entries of
+	// the CVEs listed through them (see entryTable); nil when none is.
+	cna *entryTable
 }
 
 type report struct {
@@ -293,6 +301,7 @@ type productAcc struct {
 	cves       []int32
 	versions   []string // concrete version components, with repeats
 	vulnerable bool     // a CPE with a concrete version or "*" is
+	entries    bool     // a CVE is listed through affected entries
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
@@ -330,10 +339,11 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			accs[w] = gatherVendors(in, rank, len(in)*w/parts, len(in)*(w+1)/parts)
+			accs[w] = gatherVendors(in, details, rank, len(in)*w/parts, len(in)*(w+1)/parts)
 		}()
 	}
-	err := ix.placeCVEs(in, order)
+	err := ix.placeCVEs(in, order, details)
+	wg.Wait() // gatherVendors reads details in the order of in
 	details.permute(order)
 	ix.details = details
 	for p, r := range ix.details.cves {
@@ -342,15 +352,15 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 		}
 	}
 	ix.kevs = orEmpty(ix.kevs)
-	wg.Wait()
 	if err != nil {
 		return err
 	}
 	return ix.setVendors(joinVendors(accs), parts)
 }
 
-// placeCVEs fills the CVE lists and the CWE and band relations.
-func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
+// placeCVEs fills the CVE lists and the CWE and band relations; details
+// are in the order of in.
+func (ix *Index) placeCVEs(in []CVEEntry, order []int32, details *Details) error {
 	n := len(in)
 	ix.cveBodies = make([][]byte, n)
 	ix.cveSumEnd = make([]uint32, n)
@@ -380,8 +390,13 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 		if i == 0 || e.published < ix.minPublished {
 			ix.minPublished = e.published
 		}
-		if len(e.cpes) == 0 {
+		if keys := details.cves[k].keys; len(e.cpes) == 0 {
 			ix.noCPE++
+			if keys != 0 {
+				ix.entryKeyed++
+			}
+		} else if keys != 0 {
+			return fmt.Errorf("%w: %s: vendors and products from affected entries, but NVD's CPEs too", ErrInvalid, e.name)
 		}
 		if e.band == BandNone {
 			ix.noCVSS++
@@ -409,9 +424,11 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32) error {
 }
 
 // gatherVendors gathers the vendors and products of the CVEs in[lo:hi],
-// whose list positions are in rank. Each CVE list it makes holds each
-// position once, in no particular order.
-func gatherVendors(in []CVEEntry, rank []int32, lo, hi int) map[string]*vendorAcc {
+// whose list positions are in rank: those of their CPEs, and for a CVE
+// without any, those of its entry keys (details, in the order of in).
+// Each CVE list it makes holds each position once, in no particular
+// order.
+func gatherVendors(in []CVEEntry, details *Details, rank []int32, lo, hi int) map[string]*vendorAcc {
 	acc := map[string]*vendorAcc{}
 	// Consecutive CPEs of a CVE mostly name the same vendor and product:
 	// the last ones found are tried first.
@@ -456,6 +473,32 @@ func gatherVendors(in []CVEEntry, rank []int32, lo, hi int) map[string]*vendorAc
 				p.vulnerable = true
 			}
 		}
+		if keys := details.cves[k].keys; keys != 0 && len(in[k].cpes) == 0 {
+			it := entryKeysIter{s: details.strs[keys]}
+			for it.next() {
+				if v == nil || it.vendor != lastV {
+					if v = acc[it.vendor]; v == nil {
+						v = &vendorAcc{products: map[string]*productAcc{}}
+						acc[it.vendor] = v
+					}
+					lastV, p = it.vendor, nil
+				}
+				if !lastIs(v.cves, pos) {
+					v.cves = append(v.cves, pos)
+				}
+				if p == nil || it.product != lastP {
+					if p = v.products[it.product]; p == nil {
+						p = &productAcc{}
+						v.products[it.product] = p
+					}
+					lastP = it.product
+				}
+				if !lastIs(p.cves, pos) {
+					p.cves = append(p.cves, pos)
+				}
+				p.entries = true
+			}
+		}
 	}
 	return acc
 }
@@ -481,6 +524,7 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 				pb.cves = append(pb.cves, pa.cves...)
 				pb.versions = append(pb.versions, pa.versions...)
 				pb.vulnerable = pb.vulnerable || pa.vulnerable
+				pb.entries = pb.entries || pa.entries
 			}
 		}
 	}
@@ -529,6 +573,7 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 				body:       appendRun(&w.bodies, encode(productBody{pname, ph, orEmpty(versions)})),
 				cves:       appendRun(&w.cves, pa.cves),
 				vulnerable: pa.vulnerable,
+				entries:    pa.entries,
 			})
 		}
 		v.prodHi = uint32(len(w.productRecs))

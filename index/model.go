@@ -47,6 +47,11 @@ type CVE struct {
 	// too; nil when the CVE has no record (or the record has none).
 	Affected []AffectedEntry `json:"-"`
 	SSVC     *SSVC           `json:"-"`
+	// EntryKeys are the vendors and products its affected entries give a
+	// CVE that has no CPE, as the build computes them (the alias file is
+	// one of its inputs); nil for a CVE with CPEs, whose vendors and
+	// products are NVD's alone. A snapshot keeps them in its details.
+	EntryKeys []EntryKey `json:"-"`
 }
 
 // CPE is one cpeMatch entry of a CVE. URI is NVD's criteria string as

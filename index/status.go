@@ -45,11 +45,14 @@ type Status struct {
 	// NoCPE and NoCVSS count the CVEs without any CPE and without any
 	// CVSS score: NVD's enrichment backlog.
 	NoCPE, NoCVSS int
+	// EntryKeyed counts the CVEs of NoCPE that have a vendor and product
+	// from their affected entries (CVE JSON 5); the others have none.
+	EntryKeyed int
 }
 
 // Status returns the snapshot's identity, provenance, counts and gaps.
 func (ix *Index) Status() Status {
-	st := Status{Meta: ix.meta, Counts: ix.counts, NoCPE: ix.noCPE, NoCVSS: ix.noCVSS}
+	st := Status{Meta: ix.meta, Counts: ix.counts, NoCPE: ix.noCPE, NoCVSS: ix.noCVSS, EntryKeyed: ix.entryKeyed}
 	if len(ix.updated) > 0 {
 		st.NewestUpdate = formatTimeKey(ix.updated[0])
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +62,10 @@ type BuildOptions struct {
 	// caller may not have meant: replacing, without Previous, a snapshot
 	// that has reports (the new one starts its history over).
 	Warn func(line string)
+	// Aliases, if set, is the alias file that maps the vendor and product
+	// names of CVE JSON 5 affected entries onto NVD's CPE names (see
+	// ParseAliases), replacing the default one (loader/aliases.txt).
+	Aliases string
 }
 
 // DefaultKeepReports is how many reports a build keeps by default.
@@ -84,6 +89,10 @@ func Build(opt BuildOptions) (Manifest, error) {
 	replacedReports := 0
 	if opt.Previous == "" {
 		replacedReports = reportsIn(opt.Out)
+	}
+	aliases, err := readAliases(opt.Aliases)
+	if err != nil {
+		return Manifest{}, err
 	}
 	start := time.Now()
 	stage := func(name, detail string) {
@@ -119,6 +128,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
+		setEntryKeys(cves, aliases)
 		recordInfo = infos
 		if opt.Previous != "" {
 			recordStamps = make([]Stamp, len(recs))
@@ -177,7 +187,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		if err := previousAffected(prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
-		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, nil, moved)
+		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, aliases, moved)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -232,6 +242,56 @@ func newestRecord(recs []*CVE5Record) *string {
 		}
 	}
 	return newest
+}
+
+// readAliases reads the alias file at path, or returns the default one
+// when path is "".
+func readAliases(path string) (*Aliases, error) {
+	if path == "" {
+		return DefaultAliases()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("loader: aliases: %w", err)
+	}
+	defer f.Close()
+	return ParseAliases(path, f)
+}
+
+// setEntryKeys gives each CVE without NVD CPEs the vendors and products
+// of its affected entries (EntryKeys, through aliases), each key with the
+// entries that give it; a CVE with CPEs gets none (NVD's analysis
+// supersedes its entries).
+func setEntryKeys(cves []index.CVE, aliases *Aliases) {
+	for i := range cves {
+		c := &cves[i]
+		c.EntryKeys = nil
+		if len(c.CPEs) > 0 {
+			continue
+		}
+		for e := range c.Affected {
+			for _, k := range EntryKeys(&c.Affected[e], aliases) {
+				if !storableName(k.Vendor) || !storableName(k.Product) {
+					continue
+				}
+				j := slices.IndexFunc(c.EntryKeys, func(x index.EntryKey) bool { return x.Vendor == k.Vendor && x.Product == k.Product })
+				if j < 0 {
+					c.EntryKeys = append(c.EntryKeys, index.EntryKey{Vendor: k.Vendor, Product: k.Product})
+					j = len(c.EntryKeys) - 1
+				}
+				if es := c.EntryKeys[j].Entries; len(es) == 0 || es[len(es)-1] != e {
+					c.EntryKeys[j].Entries = append(es, e)
+				}
+			}
+		}
+	}
+}
+
+// storableName reports whether a key's vendor or product can be listed:
+// not a control character in it (a CPE 2.2 URI's %0a decodes to one),
+// which no vendor or product name holds.
+func storableName(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // refreshStamps are the stamps CheckRefresh compares with the previous

@@ -72,6 +72,7 @@ func TestManifestInputDatesOld(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "snap")
 	smallSnapshot(t, dir, out)
+	detailsAsVersion5(t, out)
 	var m map[string]any
 	readManifestJSON(t, out, &m)
 	newest := m["newest"].(map[string]any)
@@ -113,4 +114,29 @@ func writeManifestJSON(t *testing.T, dir string, v any) {
 	if err := os.WriteFile(filepath.Join(dir, ManifestName), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// detailsAsVersion5 rewrites the details of the snapshot in dir as
+// version 5 wrote them: each line without its last number (the entry
+// keys, which version 6 added).
+func detailsAsVersion5(t *testing.T, dir string) {
+	t.Helper()
+	dec, err := decoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, fileDetails))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = l[:strings.LastIndexByte(l, ' ')]
+	}
+	v5 := strings.Join(lines, "\n") + "\n"
+	setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(v5))}, []int64{int64(len(v5))}, []int{len(lines)})
 }

@@ -1,9 +1,12 @@
 package loader
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -127,14 +130,18 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	}
 }
 
-// TestFormat4StillServed: a snapshot of format version 4 (details lines
-// that end after the metrics) loads and validates, its CVEs with
-// "affected":[] and "ssvc":null; one of version 5 serves what it holds.
+// TestFormat4StillServed: snapshots of format version 4 (details lines
+// that end after the metrics) and 5 (after ssvc) load and validate, those
+// of version 4 with "affected":[] and "ssvc":null, those of version 5
+// with their entries but no vendor or product from them; one of version
+// 6 serves what it holds.
 func TestFormat4StillServed(t *testing.T) {
 	d := smallData()
 	vendor := "Example"
+	d.CVEs[0].CPEs = nil
 	d.CVEs[0].Affected = []index.AffectedEntry{{Source: "cna", Vendor: &vendor, Versions: []index.AffectedVersion{{Version: "1.0", Status: "affected"}}}}
 	d.CVEs[0].SSVC = &index.SSVC{Automatable: &vendor}
+	d.CVEs[0].EntryKeys = []index.EntryKey{{Vendor: "example", Product: "widget", Entries: []int{0}}}
 	dir := filepath.Join(t.TempDir(), "snap")
 	if _, err := Write(dir, d, buildTime, nil); err != nil {
 		t.Fatal(err)
@@ -147,34 +154,60 @@ func TestFormat4StillServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, _ := ix.AppendDetails(nil, "CVE-2024-0001"); string(got) != v5 {
-		t.Errorf("version 5 details:\n%s\nwant\n%s", got, v5)
+		t.Errorf("version 6 details:\n%s\nwant\n%s", got, v5)
+	}
+	if l, err := ix.ProductCVEsAt("example", "widget", "1.0"); err != nil || l.Len() != 1 {
+		t.Errorf("version 6: example/widget?version=1.0: %v, %v, want the CVE", l.Len(), err)
 	}
 	if _, err := Validate(dir); err != nil {
 		t.Fatal(err)
 	}
 
-	// Make it version 4: each details line without its last two numbers.
-	dec, err := decoder()
-	if err != nil {
-		t.Fatal(err)
+	// cut makes it version v: each details line without its last n numbers.
+	cut := func(n, v int) {
+		t.Helper()
+		dec, err := decoder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, fileDetails))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := dec.DecodeAll(raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.TrimSuffix(string(text), "\n")
+		for range n {
+			line = line[:strings.LastIndexByte(line, ' ')]
+		}
+		line += "\n"
+		setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(line))}, []int64{int64(len(line))}, []int{1})
+		raw, _ = os.ReadFile(filepath.Join(dir, ManifestName))
+		re := regexp.MustCompile(`"version": \d+`)
+		raw = re.ReplaceAll(raw, []byte(fmt.Sprintf(`"version": %d`, v)))
+		// Without its entry keys, the CVE has no vendor or product.
+		raw = bytes.Replace(bytes.Replace(raw, []byte(`"vendors": 1`), []byte(`"vendors": 0`), 1), []byte(`"products": 1`), []byte(`"products": 0`), 1)
+		os.WriteFile(filepath.Join(dir, ManifestName), raw, 0o644)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, fileDetails))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, err := dec.DecodeAll(raw, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := strings.TrimSuffix(string(text), "\n")
-	line = line[:strings.LastIndexByte(line[:strings.LastIndexByte(line, ' ')], ' ')] + "\n"
-	setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(line))}, []int64{int64(len(line))}, []int{1})
-	raw, _ = os.ReadFile(filepath.Join(dir, ManifestName))
-	if !strings.Contains(string(raw), `"version": 6`) {
-		t.Fatalf("manifest without version 6: %s", raw)
-	}
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(raw), `"version": 6`, `"version": 4`, 1)), 0o644)
+	cut(1, 5)
 	ix, m, err := Load(dir)
+	if err != nil {
+		t.Fatalf("version 5 refused: %v", err)
+	}
+	if got, _ := ix.AppendDetails(nil, "CVE-2024-0001"); m.Version != 5 || string(got) != v5 {
+		t.Errorf("version %d details:\n%s\nwant\n%s", m.Version, got, v5)
+	}
+	if _, err := ix.Vendor("example"); err == nil || ix.Status().EntryKeyed != 0 {
+		t.Errorf("version 5: vendor example found (%v) or %d CVEs keyed by entries", err, ix.Status().EntryKeyed)
+	}
+	if _, err := Validate(dir); err != nil {
+		t.Errorf("Validate of version 5: %v", err)
+	}
+
+	cut(2, 4)
+	ix, m, err = Load(dir)
 	if err != nil {
 		t.Fatalf("version 4 refused: %v", err)
 	}

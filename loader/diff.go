@@ -346,6 +346,9 @@ func handlersOf(o, n *index.CVE, aliases *Aliases) index.Handlers {
 		}
 		for i := range c.Affected {
 			for _, k := range EntryKeys(&c.Affected[i], aliases) {
+				if !storableName(k.Vendor) || !storableName(k.Product) {
+					continue // as setEntryKeys: never listed, so no handler
+				}
 				vendors[k.Vendor] = true
 				products[k.Product] = true
 			}

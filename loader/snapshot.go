@@ -33,6 +33,10 @@ import (
 // unknown. Version 6 may also add epss.csv.zst, the EPSS scores of the
 // snapshot's CVEs (present only when the build had EPSS; the manifest's
 // "epss" says so and gives the model and score date).
+// Version 6 also ends each line of details.txt.zst with the vendors and
+// products a CVE without NVD CPEs has from its affected entries, and
+// which entries give each, as a text of strings.jsonl.zst (see
+// index.EntryKey); version 4 and 5 snapshots load with none.
 const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a

@@ -266,8 +266,11 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	if err != nil {
 		return nil, wrap(keyDetails, err)
 	}
-	if m.Version < 5 {
+	switch {
+	case m.Version < 5:
 		l.WithoutAffected() // format 4: lines end after the metrics
+	case m.Version < 6:
+		l.WithoutEntryKeys() // format 5: lines end after ssvc
 	}
 	firsts := make([]int, len(fi.Chunks)) // the number of each chunk's first record
 	for i := 1; i < len(firsts); i++ {

@@ -127,12 +127,18 @@ func TestErrorLines(t *testing.T) {
 	}
 	cwe := filepath.Join("..", "..", "..", "shared", "data", "cwe", "cwec_v4.15.xml.zip")
 	missing := filepath.Join(dir, "missing")
+	aliases := filepath.Join(dir, "aliases.txt")
+	if err := os.WriteFile(aliases, []byte("linux/linux linux/linux_kernel # fine\nacme/widget\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		args   []string
 		prefix string // of the last stderr line
 		suffix string
 	}{
+		{"bad alias file", []string{"build", "-cwe", cwe, "-o", filepath.Join(dir, "out"), "-aliases", aliases, cut},
+			"vulnd build: aliases " + aliases + ":2: want cna-vendor/cna-product nvd-vendor/nvd-product, found 1 fields", ""},
 		{"cut feed", []string{"build", "-cwe", cwe, "-o", filepath.Join(dir, "out"), cut},
 			"vulnd build: feed " + cut + ": record ", ": read: unexpected EOF"},
 		{"missing feed", []string{"build", "-cwe", cwe, "-o", filepath.Join(dir, "out"), missing},
