@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,19 @@ type CPEMatch struct {
 	VersionStartExcluding string `json:"versionStartExcluding"`
 	VersionEndIncluding   string `json:"versionEndIncluding"`
 	VersionEndExcluding   string `json:"versionEndExcluding"`
+}
+
+// DecodeConfigurations returns the configurations of an NVD CVE object
+// (the "cve" member of a record of NVD's CVE API 2.0, as published): what
+// ExplainSources.Configurations gives, read from a stored record.
+func DecodeConfigurations(cve []byte) ([]Configuration, error) {
+	var v struct {
+		Configurations []Configuration `json:"configurations"`
+	}
+	if err := json.Unmarshal(cve, &v); err != nil {
+		return nil, fmt.Errorf("index: configurations: %w", err)
+	}
+	return v.Configurations, nil
 }
 
 // ExplainSources are what explaining needs beyond what an Index holds

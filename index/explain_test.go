@@ -357,3 +357,31 @@ func TestExplainEntriesCVE20235631(t *testing.T) {
 		t.Errorf("another product: %v, want none", got)
 	}
 }
+
+// TestDecodeConfigurations reads the configurations of an NVD cve object
+// as published (CVE-2023-24256's, from the sample), and refuses one that
+// is not JSON.
+func TestDecodeConfigurations(t *testing.T) {
+	const rec = `{"id": "CVE-2023-24256", "configurations": [{"operator": "AND", "nodes": [
+		{"operator": "OR", "negate": false, "cpeMatch": [{"vulnerable": true, "criteria": "cpe:2.3:o:nio:aspen:*:*:*:*:*:*:*:*", "versionEndExcluding": "3.3.0", "matchCriteriaId": "ED1710E5-777B-4A84-B01A-7C10D218C249"}]},
+		{"operator": "OR", "negate": false, "cpeMatch": [{"vulnerable": false, "criteria": "cpe:2.3:h:nio:ec6:-:*:*:*:*:*:*:*", "matchCriteriaId": "3049828B-B772-4371-972A-E35267BE14F5"}]}]}]}`
+	got, err := index.DecodeConfigurations([]byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []index.Configuration{{Operator: "AND", Nodes: []index.Node{
+		{Operator: "OR", CPEMatch: []index.CPEMatch{{Vulnerable: true, Criteria: "cpe:2.3:o:nio:aspen:*:*:*:*:*:*:*:*", VersionEndExcluding: "3.3.0"}}},
+		{Operator: "OR", CPEMatch: []index.CPEMatch{{Criteria: "cpe:2.3:h:nio:ec6:-:*:*:*:*:*:*:*"}}},
+	}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// nio/aspen 3.2 on the EC6 only.
+	m := index.ExplainConfigurations(got, "nio", "aspen", "3.2")
+	if len(m) != 1 || !slices.Equal(m[0].Platforms, []string{"cpe:2.3:h:nio:ec6:-:*:*:*:*:*:*:*"}) {
+		t.Errorf("nio/aspen 3.2: %+v, want one match on the EC6", m)
+	}
+	if _, err := index.DecodeConfigurations([]byte(`{"configurations": {`)); err == nil {
+		t.Error("a broken record: no error")
+	}
+}
