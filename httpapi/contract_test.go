@@ -959,6 +959,8 @@ var liveTargets = map[string]string{
 	"/openapi.json":                          "/openapi.json",
 	"/cve/batch":                             "/cve/batch?names=CVE-2023-0001,cve-2024-1001,CVE-2099-0001",
 	"/status":                                "/status",
+
+	"/vendors/:vendor/products/:product/explain": "/vendors/acme/products/widget/explain?version=1.5",
 }
 
 // liveBatch is a POST body answering 200 on handData (and on the sample,
@@ -1205,6 +1207,13 @@ func TestOpenAPILiveResponses(t *testing.T) {
 		{"/cve/batch?names=%ZZ", 400},
 		{"/cve/batch?names=" + strings.Repeat("a,", 1001), 400},
 		{"/status?x=1", 200},
+		// Explained matches: version is required, then the names.
+		{"/vendors/acme/products/widget/explain", 400},
+		{"/vendors/acme/products/widget/explain?page=2&version=1.5", 200},
+		{"/vendors/acme/products/widget/explain?version=" + strings.Repeat("1", 257), 400},
+		{"/vendors/nobody/products/widget/explain", 400},
+		{"/vendors/nobody/products/widget/explain?version=1.5", 404},
+		{"/vendors/acme/products/nothing/explain?version=1.5", 404},
 	} {
 		both(hd, tc.target, nil, tc.status)
 	}

@@ -163,3 +163,32 @@ func TestStatusProductsFromEntries(t *testing.T) {
 	}
 	wantNames(t, srv, "/vendors/acme/cve", []string{"CVE-2024-0004", "CVE-2024-0002", "CVE-2024-0001"})
 }
+
+// TestCVE5Explain: explain, served from a build with the JSON 5 records,
+// says which entry and version object matched, by the keys the build
+// stored. Expectations worked out by hand from the records in
+// ../shared/data/cve5: CVE-2023-5631's one CNA entry lists 1.6.0 to
+// < 1.6.3, then 1.5.0 to < 1.5.4, then 1.4.0 to < 1.5.14, so 1.5.3 is
+// decided by object 1 (not the third, wider one) and 1.5.10 by object 2;
+// CVE-2024-47177's CNA entry (0) says "<= 2.0.1" for cups-filters, and
+// CISA-ADP's entry (1, after the CNA's) 0 to lessThanOrEqual 2.0.1 for
+// cpdb-libs.
+func TestCVE5Explain(t *testing.T) {
+	srv := newTestServer(t, sampleCVE5Index(t))
+	for _, tc := range []struct{ target, want string }{
+		{"/vendors/roundcube/products/roundcubemail/explain?version=1.5.3",
+			`[{"name":"CVE-2023-5631","matched_by":[{"source":"cna","entry":0,"version_object":1,"rule":"range_less_than","change_at":null,"status":"affected"}]}]`},
+		{"/vendors/roundcube/products/roundcubemail/explain?version=1.5.10",
+			`[{"name":"CVE-2023-5631","matched_by":[{"source":"cna","entry":0,"version_object":2,"rule":"range_less_than","change_at":null,"status":"affected"}]}]`},
+		{"/vendors/roundcube/products/roundcubemail/explain?version=1.6.4", `[]`},
+		{"/vendors/openprinting/products/cups-filters/explain?version=2.0.1",
+			`[{"name":"CVE-2024-47177","matched_by":[{"source":"cna","entry":0,"version_object":0,"rule":"comparisons","change_at":null,"status":"affected"}]}]`},
+		{"/vendors/openprinting/products/cpdb-libs/explain?version=2.0.1",
+			`[{"name":"CVE-2024-47177","matched_by":[{"source":"adp:CISA-ADP","entry":1,"version_object":0,"rule":"range_less_than_or_equal","change_at":null,"status":"affected"}]}]`},
+	} {
+		res, body := do(t, srv, "GET", tc.target, nil)
+		if res.StatusCode != 200 || string(body) != tc.want {
+			t.Errorf("%s: %d\n%s\nwant\n%s", tc.target, res.StatusCode, body, tc.want)
+		}
+	}
+}

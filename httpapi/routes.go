@@ -27,6 +27,9 @@ var routes = []struct {
 	{"/openapi.json", openAPIDoc, false},                           // this API's OpenAPI 3.1 document
 	{"/cve/batch", cveBatch, true},                                 // many CVEs in one request
 	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
+
+	// Why each CVE of 11 with version matched (explain.go).
+	{"/vendors/:vendor/products/:product/explain", productExplain, false},
 }
 
 func cweList(c call, dst []byte) (result, error) {

@@ -47,16 +47,33 @@ func (e *AffectedEntry) StatusAt(x string) string {
 // ...) is ">= A", "before A" and "prior to A" are "< A". See
 // parseComparisons.
 func VersionStatus(versions []AffectedVersion, defaultStatus *string, x string) string {
+	return explainStatus(versions, defaultStatus, x).status
+}
+
+// statusDecision is a status of VersionStatus and what decided it: the
+// index of the version object that matched (-1: none, the default
+// status or "unknown" decided) and of its change that applied (-1: the
+// object's own status).
+type statusDecision struct {
+	status         string
+	object, change int
+}
+
+// explainStatus is VersionStatus, with what decided.
+func explainStatus(versions []AffectedVersion, defaultStatus *string, x string) statusDecision {
+	d := statusDecision{status: StatusUnknown, object: -1, change: -1}
 	if !hasToken(x) {
-		return StatusUnknown
+		return d
 	}
 	if i := matchIndex(versions, x); i >= 0 {
-		return versions[i].statusAt(x)
+		d.object = i
+		d.status, d.change = versions[i].statusAt(x)
+		return d
 	}
-	if defaultStatus == nil {
-		return StatusUnknown
+	if defaultStatus != nil {
+		d.status = *defaultStatus
 	}
-	return *defaultStatus
+	return d
 }
 
 // matchIndex returns the index of the first version object that matches
@@ -109,8 +126,9 @@ func holds(op condOp, text, x string) bool {
 }
 
 // statusAt is the status the object gives x, which it matches: its
-// status, then that of its greatest change at or below x.
-func (v *AffectedVersion) statusAt(x string) string {
+// status, then that of its greatest change at or below x, and the index
+// of that change (-1 for none).
+func (v *AffectedVersion) statusAt(x string) (string, int) {
 	status, best := v.Status, -1
 	for i := range v.Changes {
 		at := v.Changes[i].At
@@ -124,7 +142,7 @@ func (v *AffectedVersion) statusAt(x string) string {
 	if best >= 0 {
 		status = v.Changes[best].Status
 	}
-	return status
+	return status, best
 }
 
 // isSourceControl reports whether a versionType names a source-control

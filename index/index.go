@@ -117,6 +117,8 @@ type Index struct {
 
 	counts  Counts
 	readyAt time.Time // when BuildEntries finished
+
+	explain ExplainSources // see explain.go
 }
 
 // Counts are the sizes of an Index, for logs and manifests.
