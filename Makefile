@@ -104,7 +104,9 @@ sample: build
 # The daily refresh: builds $(SNAP).next from the NVD feeds in $(FEEDS),
 # found by content (`vulnd feeds $(FEEDS)` lists them: any name, plain,
 # gzip, zstd or zip, the modified and recent feeds last; other files are
-# named as skipped), with $(SNAP) as the previous snapshot, validates it,
+# named as skipped) and the newest EPSS file there if any (without one,
+# the build keeps the previous scores), with $(SNAP) as the previous
+# snapshot, validates it,
 # moves it into place (the old one is kept as $(SNAP).prev), then reloads
 # the servers named by PIDFILE or UNIT (see reload). Examples:
 #   make refresh FEEDS=/srv/nvd CWE=/srv/cwec_v4.15.xml.zip SNAP=/srv/vulnd/current UNIT=vulnd
@@ -135,8 +137,9 @@ refresh-build:
 	@test -n "$(FEEDS)" -a -n "$(CWE)" -a -n "$(SNAP)" || { echo "usage: make refresh FEEDS=DIR CWE=FILE SNAP=DIR [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }
 	@feeds=$$($(BIN) feeds $(FEEDS)) || exit 1; \
 	  prev=; test -d "$(SNAP)" && prev="-previous $(SNAP)"; \
-	  echo "$(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev" $$feeds; \
-	  $(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev $$feeds
+	  epss=$$($(BIN) feeds -epss $(FEEDS) 2>/dev/null) && epss="-epss $$epss" || epss=; \
+	  echo "$(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev $$epss" $$feeds; \
+	  $(BIN) build -cwe $(CWE) -o $(SNAP).next $$prev $$epss $$feeds
 	$(BIN) validate $(SNAP).next
 	rm -rf $(SNAP).prev
 	if [ -d $(SNAP) ]; then mv $(SNAP) $(SNAP).prev; fi

@@ -55,7 +55,7 @@ func TestDeployChecksFail(t *testing.T) {
 		{"refresh.yaml", "-also-tag latest", "-also-tags latest", "vulnd publish has no flag -also-tags"},
 		{"refresh.yaml", "vulnd validate current.next", "vulnd validate -o current.next", "vulnd validate has no flag -o"},
 		{"refresh.yaml", "vulnd fetch -dir feeds", "vulnd fetch-all -dir feeds", `unknown command "fetch-all"`},
-		{"refresh.yaml", "zip -o current.next $feeds\n", "zip -o current.next $feeds -force\n", "flag -force after the arguments"},
+		{"refresh.yaml", "zip -o current.next $epss $feeds\n", "zip -o current.next $epss $feeds -force\n", "flag -force after the arguments"},
 		{"refresh.yaml", "vulnd fetch -dir feeds", "vulnd fetch -dir", "flag -dir needs a value"},
 		// (c) probes on the admin port, the Service on the API port
 		{"vulnd.yaml", "- -admin-addr=:9090", "- -admin-addr=:9091", "readinessProbe: port admin is 9090, but -admin-addr listens on 9091"},

@@ -93,7 +93,7 @@ func TestMakeRefreshFetch(t *testing.T) {
 	// feeds: 3 CVEs of the feeds and 18 of the records.
 	for _, w := range []string{"vulnd fetch: fetched nvdcve-2.0-2024.json.gz", "vulnd fetch: fetched cwec_latest.xml.zip",
 		"vulnd fetch: fetched " + bundleName, "vulnd fetch: fetched epss_scores-2026-09-29.csv.gz",
-		"-cwe " + feeds + "/cwec_latest.xml.zip", "wrote " + snap + ".next: 21 CVEs, 1427 CWEs"} {
+		"-cwe " + feeds + "/cwec_latest.xml.zip", "-epss " + feeds + "/epss_scores-2026-09-29.csv.gz", "wrote " + snap + ".next: 21 CVEs, 1427 CWEs"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
@@ -102,8 +102,11 @@ func TestMakeRefreshFetch(t *testing.T) {
 	if echo := "vulnd fetch -dir " + feeds + " -base-url " + srv.URL + "/ -cwe-url " + srv.URL + "/cwe.zip -years 2024-2024 " + strings.Join(sourceFlags(srv), " ") + "\n"; !strings.Contains(string(out), echo) {
 		t.Errorf("output lacks the fetch command %q:\n%s", echo, out)
 	}
-	if _, err := loader.Validate(snap); err != nil {
+	// The EPSS file fetched reaches the build too.
+	if m, err := loader.Validate(snap); err != nil {
 		t.Errorf("the refreshed snapshot: %v", err)
+	} else if m.EPSS == nil || m.EPSS.File != "epss_scores-2026-09-29.csv.gz" {
+		t.Errorf("the refreshed snapshot's EPSS: %+v, want epss_scores-2026-09-29.csv.gz's", m.EPSS)
 	}
 }
 
