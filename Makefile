@@ -84,10 +84,12 @@ fuzz:
 DEMOTMP := /tmp/vulnd-demo
 demo: build
 	rm -rf $(DEMOTMP)
-	$(GO) run -C bench ./synth -o $(DEMOTMP)/day -cves 2000 -seed 1
-	$(GO) run -C bench ./synth -o $(DEMOTMP)/next -cves 2000 -seed 1 -next -change-rate 0.02
-	$(BIN) build -cwe $(DEMOTMP)/day/cwec_synth.xml -o $(DEMOTMP)/s1 -time 2026-11-22T06:00:00Z $(DEMOTMP)/day/nvdcve-2.0-*.json.gz
-	$(BIN) build -cwe $(DEMOTMP)/next/cwec_synth.xml -o $(DEMO) -previous $(DEMOTMP)/s1 -time 2026-11-23T06:00:00Z $(DEMOTMP)/next/nvdcve-2.0-*.json.gz
+	$(GO) run -C bench ./synth -o $(DEMOTMP)/day -cves 2000 -seed 1 -cve5
+	$(GO) run -C bench ./synth -o $(DEMOTMP)/next -cves 2000 -seed 1 -cve5 -next -change-rate 0.02
+	$(BIN) build -cwe $(DEMOTMP)/day/cwec_synth.xml -o $(DEMOTMP)/s1 -time 2026-11-22T06:00:00Z \
+	  -epss $$(ls $(DEMOTMP)/day/epss_scores-*.csv.gz) $(DEMOTMP)/day/nvdcve-2.0-*.json.gz $(DEMOTMP)/day/cves.zip
+	$(BIN) build -cwe $(DEMOTMP)/next/cwec_synth.xml -o $(DEMO) -previous $(DEMOTMP)/s1 -time 2026-11-23T06:00:00Z \
+	  -epss $$(ls $(DEMOTMP)/next/epss_scores-*.csv.gz) $(DEMOTMP)/next/nvdcve-2.0-*.json.gz $(DEMOTMP)/next/cves.zip
 	rm -rf $(DEMOTMP)
 
 # Builds a snapshot of the real sample in ../shared/data into SAMPLE_DIR,
