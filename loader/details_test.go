@@ -98,15 +98,15 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	}
 	m["version"] = 3
 	files := m["files"].(map[string]any)
-	delete(files, keyDetails)
-	delete(files, keyStrings)
-	os.Remove(filepath.Join(v3, fileDetails))
-	os.Remove(filepath.Join(v3, fileStrings))
+	for _, key := range []string{keyDetails, keyStrings, keyNVD, keyNVDFacts} {
+		delete(files, key)
+		os.Remove(filepath.Join(v3, dataFiles[key]))
+	}
 	raw, _ = json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(v3, ManifestName), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const want = "format version 3 is older than this vulnd's 5: rebuild the snapshot with this vulnd"
+	const want = "format version 3 is older than this vulnd's 6: rebuild the snapshot with this vulnd"
 	if _, _, err := Load(v3); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Load of v3: %v, want %q", err, want)
 	}
@@ -169,11 +169,7 @@ func TestFormat4StillServed(t *testing.T) {
 	line := strings.TrimSuffix(string(text), "\n")
 	line = line[:strings.LastIndexByte(line[:strings.LastIndexByte(line, ' ')], ' ')] + "\n"
 	setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(line))}, []int64{int64(len(line))}, []int{1})
-	raw, _ = os.ReadFile(filepath.Join(dir, ManifestName))
-	if !strings.Contains(string(raw), `"version": 5`) {
-		t.Fatalf("manifest without version 5: %s", raw)
-	}
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(raw), `"version": 5`, `"version": 4`, 1)), 0o644)
+	withoutNVD(t, dir, 4)
 	ix, m, err := Load(dir)
 	if err != nil {
 		t.Fatalf("version 4 refused: %v", err)
@@ -184,5 +180,29 @@ func TestFormat4StillServed(t *testing.T) {
 	}
 	if _, err := Validate(dir); err != nil {
 		t.Errorf("Validate of version 4: %v", err)
+	}
+}
+
+// withoutNVD makes the snapshot in dir one of format version (4 or 5):
+// without the NVD records' files of version 6.
+func withoutNVD(t *testing.T, dir string, version int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = version
+	files := m["files"].(map[string]any)
+	for _, key := range []string{keyNVD, keyNVDFacts} {
+		delete(files, key)
+		os.Remove(filepath.Join(dir, dataFiles[key]))
+	}
+	raw, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, ManifestName), raw, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

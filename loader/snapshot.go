@@ -28,7 +28,9 @@ import (
 // with vectors and severities, for GET /cve/{name}/details. Version 5
 // ends each line of details.txt.zst with the CVE's affected entries and
 // SSVC decision (from CVE JSON 5 records), as texts of strings.jsonl.zst.
-const FormatVersion = 5
+// Version 6 adds nvd.zst and nvdfacts.jsonl.zst: each NVD record as the
+// winning feed held it, for NVD's CVE API, and its facts (see nvdapi.go).
+const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -58,29 +60,38 @@ const (
 	keyIDs     = "ids"
 	keyDetails = "details"
 	keyStrings = "strings"
+	// keyNVD and keyNVDFacts: format 6.
+	keyNVD      = "nvd"
+	keyNVDFacts = "nvdfacts"
 
-	fileCWEs    = "cwes.jsonl.zst"
-	fileCVEs    = "cves.jsonl.zst"
-	fileMetrics = "metrics.jsonl.zst"
-	fileReports = "reports.jsonl.zst"
-	fileIDs     = "ids.jsonl.zst"
-	fileDetails = "details.txt.zst"
-	fileStrings = "strings.jsonl.zst"
+	fileCWEs     = "cwes.jsonl.zst"
+	fileCVEs     = "cves.jsonl.zst"
+	fileMetrics  = "metrics.jsonl.zst"
+	fileReports  = "reports.jsonl.zst"
+	fileIDs      = "ids.jsonl.zst"
+	fileDetails  = "details.txt.zst"
+	fileStrings  = "strings.jsonl.zst"
+	fileNVD      = "nvd.zst"
+	fileNVDFacts = "nvdfacts.jsonl.zst"
 )
 
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
-	keyDetails: fileDetails, keyStrings: fileStrings,
+	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= 4 {
+	if v >= 6 {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
-	delete(old, keyDetails)
-	delete(old, keyStrings)
+	delete(old, keyNVD)
+	delete(old, keyNVDFacts)
+	if v < 4 {
+		delete(old, keyDetails)
+		delete(old, keyStrings)
+	}
 	return old
 }
 

@@ -47,10 +47,15 @@ func Load(dir string) (*index.Index, Manifest, error) {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
+	nvd, err := loadNVD(dir, m, dec)
+	if err != nil {
+		return nil, Manifest{}, err
+	}
 	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
+	ix.SetNVD(nvd)
 	return ix, m, nil
 }
 
@@ -91,6 +96,13 @@ func Validate(dir string) (Manifest, error) {
 		if entries[i], err = index.ScanCVE(b); err != nil {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
 		}
+	}
+	dec, err := decoder()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
+	}
+	if err := validateNVD(dir, s.Manifest, dec); err != nil {
+		return Manifest{}, err
 	}
 	if err := s.details.Check(); err != nil {
 		return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileDetails, err)
