@@ -65,7 +65,7 @@ func Publish(ctx context.Context, dst oras.Target, dir string, tags []string) (P
 	for _, fi := range m.Files {
 		byName[fi.Name] = fi
 	}
-	for _, name := range loader.DataFileNames() {
+	for _, name := range loader.DataFileNamesOf(m.Version) {
 		fi, ok := byName[name]
 		if !ok {
 			return Published{}, fmt.Errorf("publish %s: the manifest lists no %s", dir, name)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
@@ -82,7 +83,13 @@ func Fetch(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor
 		return nil, fmt.Errorf("%w: manifest %s has media type %q and artifact type %q, want %q and %q",
 			ErrNotSnapshot, desc.Digest, m.MediaType, m.ArtifactType, ocispec.MediaTypeImageManifest, ArtifactType)
 	}
-	want := append([]string{loader.ManifestName}, loader.DataFileNames()...)
+	// The files of the snapshot's format version, as published (the
+	// current one's when the annotation says none).
+	files := loader.DataFileNames()
+	if v, err := strconv.Atoi(m.Annotations[AnnotationFormat]); err == nil && loader.DataFileNamesOf(v) != nil {
+		files = loader.DataFileNamesOf(v)
+	}
+	want := append([]string{loader.ManifestName}, files...)
 	if len(m.Layers) != len(want) {
 		return nil, fmt.Errorf("%w: manifest %s has %d layers, want %d (%s and the data files)",
 			ErrNotSnapshot, desc.Digest, len(m.Layers), len(want), loader.ManifestName)
