@@ -959,6 +959,7 @@ var liveTargets = map[string]string{
 	"/openapi.json":                          "/openapi.json",
 	"/cve/batch":                             "/cve/batch?names=CVE-2023-0001,cve-2024-1001,CVE-2099-0001",
 	"/status":                                "/status",
+	NVDPath:                                  NVDPath,
 }
 
 // liveBatch is a POST body answering 200 on handData (and on the sample,
@@ -1282,6 +1283,14 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	// entries and SSVC, and a CVE only a record gives.
 	for _, target := range []string{"/cve/CVE-2023-5631/details", "/cve/CVE-2024-6728", "/cve/CVE-2024-6728/details", "/cve?kev=false&cvss=critical"} {
 		both(withCVE5, target, nil, 200)
+	}
+	// NVD's CVE API: its records, and every reason it refuses a query.
+	for _, target := range []string{NVDPath + "?cveId=CVE-2021-44228", NVDPath + "?resultsPerPage=20&startIndex=100&noRejected"} {
+		both(withCVE5, target, nil, 200)
+		both(withCVE5, target, gzip, 200)
+	}
+	for _, tc := range nvdBadQueries {
+		both(withCVE5, NVDPath+"?"+tc.query, nil, 404)
 	}
 	changes := changesIndex(t)
 	ch := liveServer(t, New(func() *index.Index { return changes }, Options{}))
