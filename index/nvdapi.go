@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -119,6 +120,10 @@ type PackedNVD struct {
 
 // PackNVD orders recs as served and compresses them in blocks with enc.
 func PackNVD(recs []NVDRecord, enc *zstd.Encoder) (*PackedNVD, error) {
+	return packNVD(recs, enc, NVDBlockRecords)
+}
+
+func packNVD(recs []NVDRecord, enc *zstd.Encoder, per int) (*PackedNVD, error) {
 	order := make([]int, len(recs))
 	for i := range order {
 		order[i] = i
@@ -131,31 +136,48 @@ func PackNVD(recs []NVDRecord, enc *zstd.Encoder) (*PackedNVD, error) {
 		}
 		p.Facts[i] = recs[o].Facts
 	}
-	var raw []byte
-	for from := 0; from < len(order); from += NVDBlockRecords {
-		to := min(from+NVDBlockRecords, len(order))
-		raw = raw[:0]
-		for _, o := range order[from:to] {
-			r := recs[o].Raw
-			if bytes.IndexByte(r, nvdNewline) >= 0 {
-				return nil, fmt.Errorf("%w: NVD record of %s holds byte 0x1F", ErrInvalid, recs[o].Facts.ID)
-			}
-			start := len(raw)
-			raw = append(raw, r...)
-			if bytes.IndexByte(r, '\n') >= 0 {
-				for i := start; i < len(raw); i++ {
-					if raw[i] == '\n' {
-						raw[i] = nvdNewline
-					}
-				}
-			}
-			raw = append(raw, '\n')
+	for i, o := range order {
+		if bytes.IndexByte(recs[o].Raw, nvdNewline) >= 0 {
+			return nil, fmt.Errorf("%w: NVD record of %s holds byte 0x1F", ErrInvalid, recs[order[i]].Facts.ID)
 		}
-		frame := enc.EncodeAll(raw, nil)
-		p.Frames = append(p.Frames, frame)
-		p.Blocks = append(p.Blocks, NVDBlock{Size: len(frame), Records: to - from})
-		p.Decoded = append(p.Decoded, len(raw))
 	}
+	nb := (len(order) + per - 1) / per
+	p.Frames, p.Blocks, p.Decoded = make([][]byte, nb), make([]NVDBlock, nb), make([]int, nb)
+	// The blocks are compressed on every core: EncodeAll is safe for
+	// concurrent use.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var raw []byte
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					return
+				}
+				from, to := b*per, min((b+1)*per, len(order))
+				raw = raw[:0]
+				for _, o := range order[from:to] {
+					start := len(raw)
+					raw = append(raw, recs[o].Raw...)
+					if bytes.IndexByte(recs[o].Raw, '\n') >= 0 {
+						for i := start; i < len(raw); i++ {
+							if raw[i] == '\n' {
+								raw[i] = nvdNewline
+							}
+						}
+					}
+					raw = append(raw, '\n')
+				}
+				p.Frames[b] = enc.EncodeAll(raw, nil)
+				p.Blocks[b] = NVDBlock{Size: len(p.Frames[b]), Records: to - from}
+				p.Decoded[b] = len(raw)
+			}
+		}()
+	}
+	wg.Wait()
 	return p, nil
 }
 
@@ -371,13 +393,28 @@ var nvdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 // ErrNVDBlock is wrapped by the errors of a block that does not decode.
 var ErrNVDBlock = errors.New("index: NVD block does not decode")
 
-// blockReader decodes blocks for one request, keeping the last one.
+// blockReader decodes blocks for one request, keeping the last one; its
+// buffer comes from blockBufs (release puts it back).
 type blockReader struct {
 	n    *NVD
 	b    int32
 	buf  []byte
 	dec  *zstd.Decoder
 	full bool
+}
+
+// blockBufs are decoded blocks' buffers, shared by the requests.
+var blockBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBlock keeps a rare huge block from pinning memory.
+const maxPooledBlock = 1 << 20
+
+func (br *blockReader) release() {
+	if br.buf != nil && cap(br.buf) <= maxPooledBlock {
+		b := br.buf[:0]
+		blockBufs.Put(&b)
+	}
+	br.buf, br.full = nil, false
 }
 
 // record returns the raw record of position p, a view into the reader's
@@ -391,6 +428,9 @@ func (br *blockReader) record(p int32) ([]byte, error) {
 				return nil, err
 			}
 			br.dec = d
+		}
+		if br.buf == nil {
+			br.buf = (*blockBufs.Get().(*[]byte))[:0]
 		}
 		var err error
 		br.buf, err = br.dec.DecodeAll(br.n.data[br.n.blocks[rec.block]:br.n.blocks[rec.block+1]], br.buf[:0])
@@ -436,6 +476,7 @@ func (n *NVD) AppendRaw(dst []byte, name string) ([]byte, error) {
 		return dst, ErrCVENotFound
 	}
 	br := blockReader{n: n}
+	defer br.release()
 	raw, err := br.record(p)
 	if err != nil {
 		return dst, err

@@ -362,6 +362,7 @@ func (ix *Index) AppendNVDPage(dst []byte, r NVDResult, start, size int, timesta
 	dst = timestamp.UTC().AppendFormat(dst, NVDTimestampLayout)
 	dst = append(dst, `","vulnerabilities":[`...)
 	br := blockReader{n: ix.nvd}
+	defer br.release()
 	for i := from; i < to; i++ {
 		raw, err := br.record(r.at(i))
 		if err != nil {
