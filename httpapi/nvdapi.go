@@ -31,27 +31,32 @@ func newNVDError(message string) *apiError {
 
 // The errors of NVD's API, one per reason.
 var (
-	errNVDBadQuery        = newNVDError("a parameter's value is not valid percent-encoding")
-	errNVDStartIndex      = newNVDError("startIndex must be a whole number from 0")
-	errNVDResultsPerPage  = newNVDError("resultsPerPage must be a whole number from 0 to 2000")
-	errNVDCVEID           = newNVDError("cveId must be a CVE id like CVE-2021-44228")
-	errNVDLastModPair     = newNVDError("lastModStartDate and lastModEndDate must be given together")
-	errNVDPubPair         = newNVDError("pubStartDate and pubEndDate must be given together")
-	errNVDKEVPair         = newNVDError("kevStartDate and kevEndDate must be given together")
-	errNVDDate            = newNVDError("dates must be like 2021-08-04T13:00:00.000 or 2021-08-04T13:00:00.000-05:00 (send an offset's + as %2B)")
-	errNVDDateOrder       = newNVDError("a start date must not be after its end date")
-	errNVDNoValue         = newNVDError("noRejected, hasKev, hasCertAlerts, hasCertNotes, hasOval, isVulnerable and keywordExactMatch take no value")
-	errNVDCWE             = newNVDError("cweId must be a CWE id like CWE-79, or NVD-CWE-Other or NVD-CWE-noinfo")
-	errNVDSeverity2       = newNVDError("cvssV2Severity must be LOW, MEDIUM or HIGH")
-	errNVDSeverity34      = newNVDError("cvssV3Severity and cvssV4Severity must be LOW, MEDIUM, HIGH or CRITICAL")
-	errNVDSeverityMany    = newNVDError("only one of cvssV2Severity, cvssV3Severity and cvssV4Severity may be given")
-	errNVDMetrics         = newNVDError("cvssV2Metrics, cvssV3Metrics and cvssV4Metrics must be vector parts like AV:N/AC:L")
-	errNVDMetricsMany     = newNVDError("only one of cvssV2Metrics, cvssV3Metrics and cvssV4Metrics may be given")
-	errNVDKeyword         = newNVDError("keywordSearch must not be empty")
-	errNVDExactNoKeyword  = newNVDError("keywordExactMatch needs keywordSearch")
-	errNVDSource          = newNVDError("sourceIdentifier must not be empty")
-	errNVDTag             = newNVDError("cveTag must be disputed, unsupported-when-assigned or exclusively-hosted-service")
-	errNVDCPENotSupported = newNVDError("cpeName, virtualMatchString, isVulnerable and versionStart/versionEnd are not served yet")
+	errNVDBadQuery       = newNVDError("a parameter's value is not valid percent-encoding")
+	errNVDStartIndex     = newNVDError("startIndex must be a whole number from 0")
+	errNVDResultsPerPage = newNVDError("resultsPerPage must be a whole number from 0 to 2000")
+	errNVDCVEID          = newNVDError("cveId must be a CVE id like CVE-2021-44228")
+	errNVDLastModPair    = newNVDError("lastModStartDate and lastModEndDate must be given together")
+	errNVDPubPair        = newNVDError("pubStartDate and pubEndDate must be given together")
+	errNVDKEVPair        = newNVDError("kevStartDate and kevEndDate must be given together")
+	errNVDDate           = newNVDError("dates must be like 2021-08-04T13:00:00.000 or 2021-08-04T13:00:00.000-05:00 (send an offset's + as %2B)")
+	errNVDDateOrder      = newNVDError("a start date must not be after its end date")
+	errNVDNoValue        = newNVDError("noRejected, hasKev, hasCertAlerts, hasCertNotes, hasOval, isVulnerable and keywordExactMatch take no value")
+	errNVDCWE            = newNVDError("cweId must be a CWE id like CWE-79, or NVD-CWE-Other or NVD-CWE-noinfo")
+	errNVDSeverity2      = newNVDError("cvssV2Severity must be LOW, MEDIUM or HIGH")
+	errNVDSeverity34     = newNVDError("cvssV3Severity and cvssV4Severity must be LOW, MEDIUM, HIGH or CRITICAL")
+	errNVDSeverityMany   = newNVDError("only one of cvssV2Severity, cvssV3Severity and cvssV4Severity may be given")
+	errNVDMetrics        = newNVDError("cvssV2Metrics, cvssV3Metrics and cvssV4Metrics must be vector parts like AV:N/AC:L")
+	errNVDMetricsMany    = newNVDError("only one of cvssV2Metrics, cvssV3Metrics and cvssV4Metrics may be given")
+	errNVDKeyword        = newNVDError("keywordSearch must not be empty")
+	errNVDExactNoKeyword = newNVDError("keywordExactMatch needs keywordSearch")
+	errNVDSource         = newNVDError("sourceIdentifier must not be empty")
+	errNVDTag            = newNVDError("cveTag must be disputed, unsupported-when-assigned or exclusively-hosted-service")
+	errNVDCPEName        = newNVDError("cpeName must be a CPE 2.3 name like cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*")
+	errNVDMatchString    = newNVDError("virtualMatchString must be a CPE 2.3 match string like cpe:2.3:a:apache:log4j")
+	errNVDCPEVendor      = newNVDError("cpeName and virtualMatchString must name a vendor and a product (not * or -)")
+	errNVDCPEBoth        = newNVDError("cpeName and virtualMatchString may not be given together")
+	errNVDIsVulnerable   = newNVDError("isVulnerable needs cpeName, and is not taken with virtualMatchString")
+	errNVDVersionRange   = newNVDError("versionStart and versionEnd need virtualMatchString and their types, versionStartType and versionEndType: including or excluding")
 )
 
 // nvdFlags are the parameters NVD takes without a value.
@@ -147,13 +152,8 @@ func parseNVDQuery(vals url.Values) (q index.NVDQuery, start, size int, err erro
 			flags[f] = true
 		}
 	}
-	for _, k := range []string{"cpeName", "virtualMatchString", "versionStart", "versionStartType", "versionEnd", "versionEndType"} {
-		if _, ok := get(k); ok {
-			return q, 0, 0, errNVDCPENotSupported
-		}
-	}
-	if flags["isVulnerable"] {
-		return q, 0, 0, errNVDCPENotSupported
+	if q.CPE, err = parseNVDCPE(get, flags["isVulnerable"]); err != nil {
+		return q, 0, 0, err
 	}
 	if v, ok := get("cveId"); ok {
 		if !isCVEID(v) {
@@ -271,6 +271,48 @@ func parseNVDQuery(vals url.Values) (q index.NVDQuery, start, size int, err erro
 		}
 	}
 	return q, start, size, nil
+}
+
+// parseNVDCPE reads cpeName (with isVulnerable) or virtualMatchString
+// (with versionStart, versionEnd and their types); nil when neither is
+// given.
+func parseNVDCPE(get func(string) (string, bool), vulnerable bool) (*index.NVDCPE, error) {
+	name, hasName := get("cpeName")
+	match, hasMatch := get("virtualMatchString")
+	start, hasStart := get("versionStart")
+	startType, hasStartType := get("versionStartType")
+	end, hasEnd := get("versionEnd")
+	endType, hasEndType := get("versionEndType")
+	switch {
+	case hasName && hasMatch:
+		return nil, errNVDCPEBoth
+	case vulnerable && !hasName:
+		return nil, errNVDIsVulnerable
+	case (hasStart || hasStartType || hasEnd || hasEndType) && !hasMatch,
+		hasStart != hasStartType, hasEnd != hasEndType,
+		hasStartType && startType != "including" && startType != "excluding",
+		hasEndType && endType != "including" && endType != "excluding",
+		hasStart && start == "", hasEnd && end == "":
+		return nil, errNVDVersionRange
+	case !hasName && !hasMatch:
+		return nil, nil
+	}
+	var c index.NVDCPE
+	var err error
+	if hasName {
+		if c, err = index.ParseNVDCPE(name, true); err != nil {
+			return nil, errNVDCPEName
+		}
+	} else if c, err = index.ParseNVDCPE(match, false); err != nil {
+		return nil, errNVDMatchString
+	}
+	if !c.Names() {
+		return nil, errNVDCPEVendor
+	}
+	c.Virtual, c.Vulnerable = hasMatch, vulnerable
+	c.Start, c.StartIncluding = start, startType == "including"
+	c.End, c.EndIncluding = end, endType == "including"
+	return &c, nil
 }
 
 // isCVEID tells whether s is a CVE id (any letter case).

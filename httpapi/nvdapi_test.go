@@ -398,6 +398,45 @@ func TestNVDParameters(t *testing.T) {
 	}
 }
 
+// TestNVDCPEMatching: cpeName (with isVulnerable) and
+// virtualMatchString (with a version range) against the configurations
+// of the sample's records, in this API's version order; expectations
+// read by hand from the records (CVE-2021-44228's log4j ranges
+// 2.0.1-2.3.1, 2.4.0-2.12.2, 2.13.0-2.15.0 and 2.0 beta9/rc1/rc2; the
+// log4j 1.x CVEs; the Linux kernel's ranges).
+func TestNVDCPEMatching(t *testing.T) {
+	srv := newTestServer(t, sampleCVE5Index(t))
+	get := func(q string) (*http.Response, []byte) { return do(t, srv, "GET", NVDPath+"?"+q, nil) }
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"cpeName=cpe:2.3:a:apache:log4j:2.14.1:*:*:*:*:*:*:*", []string{"CVE-2021-44228"}},
+		{"cpeName=cpe:2.3:a:apache:log4j:2.15.0:*:*:*:*:*:*:*", nil}, // every range ends before
+		{"cpeName=cpe:2.3:a:apache:log4j:1.2.17:*:*:*:*:*:*:*", []string{"CVE-2022-23302", "CVE-2022-23305", "CVE-2022-23307", "CVE-2023-26464"}},
+		// 2.0 beta9 is 2.0-beta9: named exactly by CVE-2021-44228, and
+		// not before 2.0 (the 1.x CVEs end before 2.0), as npm reads it.
+		{"cpeName=cpe:2.3:a:apache:log4j:2.0:beta9:*:*:*:*:*:*", []string{"CVE-2021-44228"}},
+		{"cpeName=CPE:2.3:A:Apache:Log4j:2.14.1:*:*:*:*:*:*:*&isVulnerable", []string{"CVE-2021-44228"}},
+		{"cpeName=cpe:2.3:o:linux:linux_kernel:5.15.100:*:*:*:*:*:*:*", []string{"CVE-2024-1086", "CVE-2024-26581", "CVE-2024-53104"}},
+		{"cpeName=cpe:2.3:o:linux:linux_kernel:5.15.100:*:*:*:*:*:*:*&pubStartDate=2024-02-01T00:00:00.000&pubEndDate=2024-12-31T00:00:00.000", []string{"CVE-2024-26581", "CVE-2024-53104"}},
+		// CVE-2019-8075 names the kernel without a version (-), not
+		// vulnerable: the platform its product runs on.
+		{"cpeName=cpe:2.3:o:linux:linux_kernel:-:*:*:*:*:*:*:*", []string{"CVE-2019-8075"}},
+		{"cpeName=cpe:2.3:o:linux:linux_kernel:-:*:*:*:*:*:*:*&isVulnerable", nil},
+		{"virtualMatchString=cpe:2.3:a:apache:log4j", []string{"CVE-2021-44228", "CVE-2022-23302", "CVE-2022-23305", "CVE-2022-23307", "CVE-2023-26464"}},
+		{"virtualMatchString=cpe:2.3:a:apache:log4j&versionStart=2.0&versionStartType=including&versionEnd=2.1&versionEndType=excluding", []string{"CVE-2021-44228"}},
+		{"virtualMatchString=cpe:2.3:a:apache:log4j&versionStart=1.2.17&versionStartType=excluding", []string{"CVE-2021-44228", "CVE-2022-23307", "CVE-2023-26464"}},
+		{"virtualMatchString=cpe:2.3:o:linux:linux_kernel:6.8", []string{"CVE-2024-1086", "CVE-2024-53104"}},
+		{"virtualMatchString=cpe:2.3:a:nobody:nothing", nil},
+	} {
+		got := nvdIDs(t, getNVD(t, srv, get, tc.query))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("?%s: %q, want %q", tc.query, got, tc.want)
+		}
+	}
+}
+
 // TestNVDBadParameters: a bad parameter is answered as NVD answers it,
 // 404 with the reason in a "message" header; the body is this API's
 // {"message"}.
@@ -441,6 +480,14 @@ var nvdBadQueries = []struct {
 	{"keywordExactMatch", errNVDExactNoKeyword},
 	{"sourceIdentifier=", errNVDSource},
 	{"cveTag=other", errNVDTag},
-	{"cpeName=cpe:2.3:a:apache:log4j:2.0:*:*:*:*:*:*:*", errNVDCPENotSupported},
+	{"cpeName=cpe:2.3:a:apache:log4j", errNVDCPEName},
+	{"virtualMatchString=apache:log4j", errNVDMatchString},
+	{"cpeName=cpe:2.3:a:*:log4j:2.0:*:*:*:*:*:*:*", errNVDCPEVendor},
+	{"cpeName=cpe:2.3:a:apache:log4j:2.0:*:*:*:*:*:*:*&virtualMatchString=cpe:2.3:a:apache:log4j", errNVDCPEBoth},
+	{"isVulnerable", errNVDIsVulnerable},
+	{"virtualMatchString=cpe:2.3:a:apache:log4j&isVulnerable", errNVDIsVulnerable},
+	{"versionStart=2.0&versionStartType=including", errNVDVersionRange},
+	{"virtualMatchString=cpe:2.3:a:apache:log4j&versionStart=2.0", errNVDVersionRange},
+	{"virtualMatchString=cpe:2.3:a:apache:log4j&versionEnd=2.0&versionEndType=before", errNVDVersionRange},
 	{"startIndex=%ZZ", errNVDBadQuery},
 }

@@ -4,6 +4,7 @@ package index
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ type NVDQuery struct {
 	// "CVSS:3.1", ...); nil for any.
 	Metrics                     [3][]string
 	CertAlerts, CertNotes, OVAL bool
+	// CPE is cpeName or virtualMatchString; nil for none.
+	CPE *NVDCPE
 }
 
 // NVDResult is the records a query matched, in the order served.
@@ -70,6 +73,9 @@ func (ix *Index) SearchNVD(q *NVDQuery) NVDResult {
 	if n.Len() == 0 {
 		return NVDResult{}
 	}
+	if q.CPE != nil {
+		return ix.searchCPE(q)
+	}
 	if q.CVEID != "" {
 		p, ok := n.pos(q.CVEID)
 		if !ok || !ix.nvdMatch(q, p, nil) {
@@ -96,7 +102,47 @@ func (ix *Index) SearchNVD(q *NVDQuery) NVDResult {
 func (q *NVDQuery) isZero() bool {
 	return !q.HasLastMod && !q.HasPub && !q.NoRejected && q.CWE == "" && q.Severity == [3]string{} &&
 		!q.HasKEV && !q.HasKEVDates && q.Keywords == nil && q.Phrase == "" && q.Source == "" && q.Tag == "" &&
-		q.Metrics[0] == nil && q.Metrics[1] == nil && q.Metrics[2] == nil && !q.CertAlerts && !q.CertNotes && !q.OVAL
+		q.Metrics[0] == nil && q.Metrics[1] == nil && q.Metrics[2] == nil && !q.CertAlerts && !q.CertNotes && !q.OVAL && q.CPE == nil
+}
+
+// searchCPE is SearchNVD for a query with a cpeName or a
+// virtualMatchString: the records of the CVEs of its vendor and product,
+// each decoded and its configurations matched.
+func (ix *Index) searchCPE(q *NVDQuery) NVDResult {
+	n := ix.nvd
+	m := n.matcher(q)
+	if m.none {
+		return NVDResult{}
+	}
+	cands := ix.cpeCandidates(q.CPE)
+	if q.CVEID != "" {
+		p, ok := n.pos(q.CVEID)
+		if !ok || !slices.Contains(cands, p) {
+			return NVDResult{}
+		}
+		cands = []int32{p}
+	}
+	br := blockReader{n: n}
+	defer br.release()
+	var ids []int32
+	var buf []byte
+	for _, p := range cands {
+		if !ix.nvdMatch(q, p, &m) {
+			continue
+		}
+		raw, err := br.record(p)
+		if err != nil {
+			continue
+		}
+		if bytes.IndexByte(raw, nvdNewline) >= 0 {
+			buf = appendRecord(buf[:0], raw)
+			raw = buf
+		}
+		if cpeMatches(raw, q.CPE) {
+			ids = append(ids, p)
+		}
+	}
+	return NVDResult{ids: ids, n: len(ids)}
 }
 
 // nvdMatcher is a query resolved against the interned texts.
