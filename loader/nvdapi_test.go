@@ -140,3 +140,60 @@ func TestFormat5HasNoNVDRecords(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestNVDFilesDamaged: a damaged NVD file is refused by Load and Validate
+// with an error naming it; facts that name another record than the
+// block holds are found by Validate.
+func TestNVDFilesDamaged(t *testing.T) {
+	dir := t.TempDir()
+	cwe, _ := smallInputs(t, dir)
+	f := mustWrite(t, filepath.Join(dir, "f.json"), feed(record("CVE-2024-0001", "2024-01-01T00:00:00.000", "one"), record("CVE-2024-0002", "2024-01-01T00:00:00.000", "two")))
+	good := filepath.Join(dir, "good")
+	if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: good, Time: buildTime}); err != nil {
+		t.Fatal(err)
+	}
+	copyDir := func(name string) string {
+		dst := filepath.Join(dir, name)
+		os.MkdirAll(dst, 0o755)
+		entries, _ := os.ReadDir(good)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(good, e.Name()))
+			os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644)
+		}
+		return dst
+	}
+	flipped := copyDir("flipped")
+	b, _ := os.ReadFile(filepath.Join(flipped, fileNVD))
+	b[len(b)/2] ^= 0x01
+	os.WriteFile(filepath.Join(flipped, fileNVD), b, 0o644)
+	for name, check := range map[string]func(string) error{
+		"Load":     func(d string) error { _, _, err := Load(d); return err },
+		"Validate": func(d string) error { _, err := Validate(d); return err },
+	} {
+		if err := check(flipped); err == nil || !strings.Contains(err.Error(), fileNVD+": chunk 1: sha256") {
+			t.Errorf("%s of a flipped byte in %s: %v", name, fileNVD, err)
+		}
+	}
+	// The second record's facts name another CVE (still in order): the
+	// block holds CVE-2024-0002.
+	renamed := copyDir("renamed")
+	dec, err := decoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(renamed, fileNVDFacts))
+	text, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d facts, want 2", len(lines))
+	}
+	other := strings.Replace(lines[1], "CVE-2024-0002", "CVE-2024-0003", 1)
+	text2 := []byte(lines[0] + "\n" + other + "\n")
+	setChunks(t, renamed, keyNVDFacts, [][]byte{zstdFrame(t, text2)}, []int64{int64(len(text2))}, []int{2})
+	if _, err := Validate(renamed); err == nil || !strings.Contains(err.Error(), `record 2 is "CVE-2024-0002", its facts say CVE-2024-0003`) {
+		t.Errorf("Validate of facts naming another CVE: %v", err)
+	}
+}
