@@ -212,6 +212,18 @@ type nvdRec struct {
 	source   uint32
 }
 
+// before tells whether r comes before s in the order served (see
+// CompareNVD): published, then CVE year and number.
+func (r *nvdRec) before(s *nvdRec) bool {
+	if r.pub != s.pub {
+		return r.pub < s.pub
+	}
+	if ry, sy := r.key>>40, s.key>>40; ry != sy {
+		return ry < sy
+	}
+	return uint32(r.key) < uint32(s.key)
+}
+
 const (
 	flagRejected = 1 << iota
 	flagCertAlerts
@@ -266,7 +278,7 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d bytes and %d facts", ErrInvalid, off, r, len(data), len(facts))
 	}
 	sources := map[string]uint32{}
-	var texts []string
+	var tb []byte // a text being looked up
 	for i := range facts {
 		f := &facts[i]
 		rec := &n.recs[i]
@@ -289,7 +301,7 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			return nil, fmt.Errorf("%w: NVD record of %s: lastModified: %w", ErrInvalid, f.ID, err)
 		}
 		rec.pub, rec.mod = pub.UnixMilli(), mod.UnixMilli()
-		if i > 0 && CompareNVD(&facts[i-1], f) >= 0 {
+		if i > 0 && !n.recs[i-1].before(rec) {
 			return nil, fmt.Errorf("%w: NVD record of %s is out of order", ErrInvalid, f.ID)
 		}
 		if f.KEV != "" {
@@ -318,31 +330,34 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			n.source = append(n.source, f.Source)
 		}
 		rec.source = s
-		texts = texts[:0]
+		rec.lo = uint32(len(n.pool))
+		// Each text is looked up by its bytes (no string is made unless
+		// it is new): a kind byte, then the text.
+		add := func(kind byte, text string) {
+			tb = append(append(tb[:0], kind), text...)
+			id, ok := n.strID[string(tb)]
+			if !ok {
+				id = uint32(len(n.strs))
+				k := string(tb)
+				n.strID[k] = id
+				n.strs = append(n.strs, k)
+			}
+			if !slices.Contains(n.pool[rec.lo:], id) {
+				n.pool = append(n.pool, id)
+			}
+		}
 		for _, c := range f.CWEs {
-			texts = append(texts, string(rune(nvdKindCWE))+strings.ToUpper(c))
+			add(nvdKindCWE, strings.ToUpper(c))
 		}
 		for _, t := range f.Tags {
-			texts = append(texts, string(rune(nvdKindTag))+t)
+			add(nvdKindTag, t)
 		}
 		for v, ms := range [][]NVDMetric{f.V2, f.V3, f.V4} {
 			for _, m := range ms {
 				rec.sev |= sevBit(v+2, m.Severity)
 				if m.Vector != "" {
-					texts = append(texts, string(rune('2'+v))+m.Vector)
+					add(byte('2'+v), m.Vector)
 				}
-			}
-		}
-		rec.lo = uint32(len(n.pool))
-		for _, t := range texts {
-			id, ok := n.strID[t]
-			if !ok {
-				id = uint32(len(n.strs))
-				n.strID[t] = id
-				n.strs = append(n.strs, t)
-			}
-			if !slices.Contains(n.pool[rec.lo:], id) {
-				n.pool = append(n.pool, id)
 			}
 		}
 		if len(n.pool)-int(rec.lo) > 1<<16-1 {
