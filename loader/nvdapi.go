@@ -19,8 +19,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/goccy/go-json"
 	"github.com/klauspost/compress/zstd"
@@ -218,12 +221,34 @@ func readChecked(dir string, fi FileInfo) ([]byte, error) {
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, err
 	}
-	var off int64
+	// The chunks' sums are checked on every core.
+	offs := make([]int64, len(fi.Chunks)+1)
 	for i, c := range fi.Chunks {
-		if err := checkSum(data[off:off+c.Size], c.SHA256); err != nil {
-			return nil, fmt.Errorf("chunk %d: %w", i+1, err)
+		offs[i+1] = offs[i] + c.Size
+	}
+	errs := make([]error, len(fi.Chunks))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(fi.Chunks)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(fi.Chunks) {
+					return
+				}
+				if err := checkSum(data[offs[i]:offs[i+1]], fi.Chunks[i].SHA256); err != nil {
+					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first chunk's
 		}
-		off += c.Size
 	}
 	return data, nil
 }
