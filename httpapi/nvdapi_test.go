@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
@@ -14,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // nvdSample is NVD's sample feed: each record as the feed holds it, and
@@ -490,4 +494,50 @@ var nvdBadQueries = []struct {
 	{"virtualMatchString=cpe:2.3:a:apache:log4j&versionStart=2.0", errNVDVersionRange},
 	{"virtualMatchString=cpe:2.3:a:apache:log4j&versionEnd=2.0&versionEndType=before", errNVDVersionRange},
 	{"startIndex=%ZZ", errNVDBadQuery},
+}
+
+// FuzzNVDQuery sends arbitrary queries to NVD's CVE API on the sample:
+// it never panics and never answers 5xx; a 200 is NVD's envelope, with
+// no more records than resultsPerPage allows; a 404 carries its reason
+// in the message header and the body.
+func FuzzNVDQuery(f *testing.F) {
+	for _, q := range []string{"", "cveId=CVE-2021-44228", "resultsPerPage=3&startIndex=184", "noRejected&hasKev",
+		"lastModStartDate=2024-01-01T00:00:00.000%2B01:00&lastModEndDate=2024-12-31T23:59:59.999Z",
+		"keywordSearch=remote%20attackers&keywordExactMatch", "cvssV3Metrics=AV:N/AC:L", "cweId=cwe-079",
+		"cpeName=cpe:2.3:a:apache:log4j:2.0:beta9:*:*:*:*:*:*&isVulnerable",
+		"virtualMatchString=cpe:2.3:o:linux:linux_kernel&versionStart=5&versionStartType=excluding&versionEnd=6.8&versionEndType=including",
+		"cpeName=cpe:2.3:a:a\\:b:c:*:*:*:*:*:*:*:*", "startIndex=99999999999999999999", "cveTag=DISPUTED&sourceIdentifier=cve@mitre.org"} {
+		f.Add(q)
+	}
+	ix := sampleCVE5Index(f)
+	s := New(func() *index.Index { return ix }, Options{})
+	f.Fuzz(func(t *testing.T, query string) {
+		if strings.ContainsAny(query, " #") || !utf8.ValidString(query) {
+			return // not a query a request line carries
+		}
+		if _, err := url.ParseRequestURI(NVDPath + "?" + query); err != nil {
+			return
+		}
+		req := httptest.NewRequest(http.MethodGet, "http://x"+NVDPath+"?"+query, nil)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		body := rec.Body.Bytes()
+		switch rec.Code {
+		case http.StatusOK:
+			var p nvdPage
+			if err := stdjson.Unmarshal(body, &p); err != nil || p.Format != "NVD_CVE" || p.ResultsPerPage != len(p.Vulnerabilities) || p.ResultsPerPage > 2000 {
+				t.Fatalf("?%s: 200 body is not NVD's envelope (%v): %.300s", query, err, body)
+			}
+		case http.StatusNotFound, http.StatusBadRequest:
+			var e struct{ Message string }
+			if err := stdjson.Unmarshal(body, &e); err != nil || e.Message == "" {
+				t.Fatalf("?%s: %d without a message: %s", query, rec.Code, body)
+			}
+			if rec.Code == http.StatusNotFound && rec.Header().Get("message") != e.Message {
+				t.Fatalf("?%s: 404 message header %q, body %q", query, rec.Header().Get("message"), e.Message)
+			}
+		default:
+			t.Fatalf("?%s: status %d: %s", query, rec.Code, body)
+		}
+	})
 }

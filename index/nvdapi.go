@@ -482,7 +482,7 @@ func appendRecord(dst, raw []byte) []byte {
 	return dst
 }
 
-// NVDRaw returns the raw record of the CVE named name (any letter case),
+// AppendRaw appends the raw record of the CVE named name (any letter case),
 // appended to dst; ErrCVENotFound when the snapshot has no NVD record of
 // it.
 func (n *NVD) AppendRaw(dst []byte, name string) ([]byte, error) {
