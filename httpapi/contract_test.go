@@ -961,6 +961,7 @@ var liveTargets = map[string]string{
 	"/status":                                "/status",
 
 	"/vendors/:vendor/products/:product/explain": "/vendors/acme/products/widget/explain?version=1.5",
+	NVDPath: NVDPath,
 }
 
 // liveBatch is a POST body answering 200 on handData (and on the sample,
@@ -1303,6 +1304,14 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	for _, target := range []string{"/cve/CVE-1999-0095/details", "/cve?sort=risk&format=ndjson", "/cve?epss_min=0.005&sort=epss",
 		"/reports/20261122T000000Z/alerts", "/reports/20261122T000000Z/alerts/1"} {
 		both(withEPSS, target, nil, 200)
+	}
+	// NVD's CVE API: its records, and every reason it refuses a query.
+	for _, target := range []string{NVDPath + "?cveId=CVE-2021-44228", NVDPath + "?resultsPerPage=20&startIndex=100&noRejected"} {
+		both(withCVE5, target, nil, 200)
+		both(withCVE5, target, gzip, 200)
+	}
+	for _, tc := range nvdBadQueries {
+		both(withCVE5, NVDPath+"?"+tc.query, nil, 404)
 	}
 	changes := changesIndex(t)
 	ch := liveServer(t, New(func() *index.Index { return changes }, Options{}))

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -191,4 +192,42 @@ func TestCVE5Explain(t *testing.T) {
 			t.Errorf("%s: %d\n%s\nwant\n%s", tc.target, res.StatusCode, body, tc.want)
 		}
 	}
+}
+
+// TestExplainANDServed: the server explains an AND-ed NVD configuration
+// from the record it keeps. CVE-2019-8075 (the sample's NVD record): its
+// configuration 3 is chrome `*` < 87.0.4280.66 AND (linux_kernel or
+// windows, not vulnerable), its configuration 4 chrome `*` <
+// 87.0.4280.67 AND macos; so 87.0.4280.66 is matched by configuration 4
+// alone, on macOS.
+func TestExplainANDServed(t *testing.T) {
+	srv := newTestServer(t, sampleCVE5Index(t))
+	res, body := do(t, srv, "GET", "/vendors/google/products/chrome/explain?version=87.0.4280.66", nil)
+	var got []struct {
+		Name      string
+		MatchedBy []struct {
+			Configuration, Node *int
+			Operator            string
+			EndExcluding        string   `json:"version_end_excluding"`
+			Platforms           []string `json:"platforms"`
+		} `json:"matched_by"`
+	}
+	if err := json.Unmarshal(body, &got); res.StatusCode != 200 || err != nil {
+		t.Fatalf("%d %v %s", res.StatusCode, err, body)
+	}
+	for _, c := range got {
+		if c.Name != "CVE-2019-8075" {
+			continue
+		}
+		if len(c.MatchedBy) != 1 {
+			t.Fatalf("CVE-2019-8075 matched by %d entries, want 1: %s", len(c.MatchedBy), body)
+		}
+		m := c.MatchedBy[0]
+		if m.Configuration == nil || *m.Configuration != 4 || m.Node == nil || *m.Node != 0 || m.Operator != "OR" ||
+			m.EndExcluding != "87.0.4280.67" || !slices.Equal(m.Platforms, []string{"cpe:2.3:o:apple:macos:-:*:*:*:*:*:*:*"}) {
+			t.Errorf("CVE-2019-8075 matched by %s", body)
+		}
+		return
+	}
+	t.Errorf("CVE-2019-8075 not listed: %s", body)
 }

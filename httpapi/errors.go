@@ -14,11 +14,14 @@ type apiError struct {
 	status  int
 	message string
 	body    []byte // {"message": message}, made with the error
+	// header: the message is also in a "message" header, as NVD's API
+	// gives it (see nvdapi.go).
+	header bool
 }
 
 // newAPIError makes an error of the API with its body.
 func newAPIError(status int, message string) *apiError {
-	return &apiError{status, message, append(strconv.AppendQuote([]byte(`{"message":`), message), '}')}
+	return &apiError{status: status, message: message, body: append(strconv.AppendQuote([]byte(`{"message":`), message), '}')}
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -100,6 +103,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) (status, n in
 	// A panic may come after a success's headers were set.
 	for _, k := range successOnly {
 		delete(hdr, k)
+	}
+	if e.header {
+		hdr["Message"] = []string{e.message}
 	}
 	w.WriteHeader(e.status)
 	if r.Method != http.MethodHead {

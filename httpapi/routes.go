@@ -27,6 +27,7 @@ var routes = []struct {
 	{"/openapi.json", openAPIDoc, false},                           // this API's OpenAPI 3.1 document
 	{"/cve/batch", cveBatch, true},                                 // many CVEs in one request
 	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
+	{NVDPath, nvdCVEs, false},                                      // NVD's CVE API 2.0 (nvdapi.go)
 
 	// Why each CVE of 11 with version matched (explain.go).
 	{"/vendors/:vendor/products/:product/explain", productExplain, false},

@@ -62,15 +62,31 @@ func DecodeConfigurations(cve []byte) ([]Configuration, error) {
 // today. Either may be nil.
 type ExplainSources struct {
 	// Configurations returns the NVD configurations of the CVE named
-	// name, and whether the source knows them. When it is nil or does
-	// not know them, the NVD part of an explanation is read from the
-	// CVE's cpes (configuration, node and platforms then null).
+	// name, and whether the source knows them. When it is nil, they are
+	// read from the NVD record the snapshot keeps; when neither knows
+	// them (a format 5 snapshot), the NVD part of an explanation is read
+	// from the CVE's cpes (configuration, node and platforms then null).
 	Configurations func(name string) ([]Configuration, bool)
 	// EntryHasKey, when set, reports whether an affected entry of a CVE
 	// JSON 5 record has the vendor/product key vendor and product (its
 	// cpes, else its names through the alias file). When it is nil, the
 	// entry keys the build stored decide, as they do for ProductCVEsAt.
 	EntryHasKey func(e *AffectedEntry, vendor, product string) bool
+}
+
+// nvdConfigurations reads the configurations of the CVE named name from
+// the NVD record the snapshot keeps as NVD published it (format 6 on);
+// false when it keeps none or the record does not decode.
+func (ix *Index) nvdConfigurations(name string) ([]Configuration, bool) {
+	if ix.nvd == nil {
+		return nil, false
+	}
+	raw, err := ix.nvd.AppendRaw(nil, name)
+	if err != nil {
+		return nil, false
+	}
+	cfgs, err := DecodeConfigurations(raw)
+	return cfgs, err == nil
 }
 
 // SetExplainSources sets the sources of ProductExplainAt. Call it before
@@ -242,7 +258,11 @@ func (ix *Index) nameAt(p int32) string {
 func (ix *Index) explainAt(p int32, vendor, product, version string) []any {
 	out := []any{}
 	name := ix.nameAt(p)
-	if f := ix.explain.Configurations; f != nil {
+	configurations := ix.explain.Configurations
+	if configurations == nil {
+		configurations = ix.nvdConfigurations
+	}
+	if f := configurations; f != nil {
 		if cfgs, ok := f(name); ok && len(cfgs) > 0 {
 			for _, m := range ExplainConfigurations(cfgs, vendor, product, version) {
 				out = append(out, m)

@@ -119,6 +119,7 @@ type Index struct {
 	readyAt time.Time // when BuildEntries finished
 
 	explain ExplainSources // see explain.go
+	nvd     *NVD           // NVD's records for its CVE API (nvdapi.go); nil: none
 }
 
 // Counts are the sizes of an Index, for logs and manifests.
@@ -202,7 +203,14 @@ func Build(d *Data, meta Meta) (*Index, error) {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
-	return BuildEntries(d.CWEs, entries, b.Details(), d.Reports, meta)
+	ix, err := BuildEntries(d.CWEs, entries, b.Details(), d.Reports, meta)
+	if err != nil || d.NVD == nil {
+		return ix, err
+	}
+	if ix.nvd, err = BuildNVD(d.NVD); err != nil {
+		return nil, err
+	}
+	return ix, nil
 }
 
 // BuildEntries computes an Index from CVEs already encoded (see ScanCVE),

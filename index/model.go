@@ -9,6 +9,8 @@ type Data struct {
 	CWEs    []CWE
 	CVEs    []CVE
 	Reports []Report
+	// NVD are the NVD records of the CVEs that have one (NVD's CVE API).
+	NVD []NVDRecord
 }
 
 // CWE is one entry of MITRE's catalog: a weakness, a category or a view.

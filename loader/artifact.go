@@ -55,9 +55,23 @@ func ReadArtifact(dir string) (a index.Artifact, ok bool) {
 
 // DataFileNames are the names of the data files a snapshot of this
 // vulnd's format holds beside its manifest, sorted.
-func DataFileNames() []string {
-	names := make([]string, 0, len(dataFiles))
-	for _, n := range dataFiles {
+func DataFileNames() []string { return DataFileNamesOf(FormatVersion) }
+
+// OptionalDataFileNames are the data files a snapshot holds only when its
+// manifest lists them (the EPSS scores, from format 6 on), sorted.
+func OptionalDataFileNames() []string { return []string{fileEPSS} }
+
+// DataFileNamesOf are the data files of a snapshot of format version v,
+// sorted: a snapshot of an older format still served (5 has no NVD
+// records) is published and pulled with its own files. nil for a
+// version this vulnd does not serve.
+func DataFileNamesOf(v int) []string {
+	if v < servedVersion || v > FormatVersion {
+		return nil
+	}
+	files := dataFilesOf(v)
+	names := make([]string, 0, len(files))
+	for _, n := range files {
 		names = append(names, n)
 	}
 	slices.Sort(names)

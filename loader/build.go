@@ -112,7 +112,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	cves, feedInfo, err := readFeeds(feeds)
+	cves, nvd, feedInfo, err := readFeeds(feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -201,7 +201,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		stage("diff", plural(len(alerts), "alert", "alerts"))
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
-	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
+	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports, NVD: nvd}
 	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile)
 	if err != nil {
 		return m, err
@@ -412,12 +412,14 @@ func keepNewest(reports []index.Report, n int, fresh string) []index.Report {
 // the one read later (a later file, or later in the same file). The result
 // is in no particular order and has no cpe_id assigned.
 func ReadFeeds(paths []string) ([]index.CVE, error) {
-	cves, _, err := readFeeds(paths)
+	cves, _, _, err := readFeeds(paths)
 	return cves, err
 }
 
-// readFeeds is ReadFeeds, also returning each file's size and SHA-256.
-func readFeeds(paths []string) ([]index.CVE, []FileInfo, error) {
+// readFeeds is ReadFeeds, also returning the winning records as read,
+// with their facts (in the same order), and each file's size and
+// SHA-256.
+func readFeeds(paths []string) ([]index.CVE, []index.NVDRecord, []FileInfo, error) {
 	byID := map[string]*feedRecord{}
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
@@ -429,7 +431,7 @@ func readFeeds(paths []string) ([]index.CVE, []FileInfo, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		infos[i] = fi
 	}
@@ -439,10 +441,11 @@ func readFeeds(paths []string) ([]index.CVE, []FileInfo, error) {
 	}
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
+	nvd := make([]index.NVDRecord, len(ids))
 	for i, id := range ids {
-		out[i] = byID[id].cve
+		out[i], nvd[i] = byID[id].cve, byID[id].nvd
 	}
-	return out, infos, nil
+	return out, nvd, infos, nil
 }
 
 // readFeed decodes the feed file at path, passing each record to emit,

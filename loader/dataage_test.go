@@ -73,6 +73,7 @@ func TestManifestInputDatesOld(t *testing.T) {
 	out := filepath.Join(dir, "snap")
 	smallSnapshot(t, dir, out)
 	detailsAsVersion5(t, out)
+	withoutNVD(t, out, 5)
 	var m map[string]any
 	readManifestJSON(t, out, &m)
 	newest := m["newest"].(map[string]any)

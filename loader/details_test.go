@@ -3,10 +3,8 @@ package loader
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,10 +99,10 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	}
 	m["version"] = 3
 	files := m["files"].(map[string]any)
-	delete(files, keyDetails)
-	delete(files, keyStrings)
-	os.Remove(filepath.Join(v3, fileDetails))
-	os.Remove(filepath.Join(v3, fileStrings))
+	for _, key := range []string{keyDetails, keyStrings, keyNVD, keyNVDFacts} {
+		delete(files, key)
+		os.Remove(filepath.Join(v3, dataFiles[key]))
+	}
 	raw, _ = json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(v3, ManifestName), raw, 0o644); err != nil {
 		t.Fatal(err)
@@ -184,9 +182,8 @@ func TestFormat4StillServed(t *testing.T) {
 		}
 		line += "\n"
 		setChunks(t, dir, keyDetails, [][]byte{zstdFrame(t, []byte(line))}, []int64{int64(len(line))}, []int{1})
+		withoutNVD(t, dir, v)
 		raw, _ = os.ReadFile(filepath.Join(dir, ManifestName))
-		re := regexp.MustCompile(`"version": \d+`)
-		raw = re.ReplaceAll(raw, []byte(fmt.Sprintf(`"version": %d`, v)))
 		// Without its entry keys, the CVE has no vendor or product.
 		raw = bytes.Replace(bytes.Replace(raw, []byte(`"vendors": 1`), []byte(`"vendors": 0`), 1), []byte(`"products": 1`), []byte(`"products": 0`), 1)
 		os.WriteFile(filepath.Join(dir, ManifestName), raw, 0o644)
@@ -217,5 +214,29 @@ func TestFormat4StillServed(t *testing.T) {
 	}
 	if _, err := Validate(dir); err != nil {
 		t.Errorf("Validate of version 4: %v", err)
+	}
+}
+
+// withoutNVD makes the snapshot in dir one of format version (4 or 5):
+// without the NVD records' files of version 6.
+func withoutNVD(t *testing.T, dir string, version int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = version
+	files := m["files"].(map[string]any)
+	for _, key := range []string{keyNVD, keyNVDFacts} {
+		delete(files, key)
+		os.Remove(filepath.Join(dir, dataFiles[key]))
+	}
+	raw, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, ManifestName), raw, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

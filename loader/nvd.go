@@ -20,11 +20,17 @@ import (
 // nvdRecord is one element of a feed's "vulnerabilities" array, holding
 // only the fields vulnd maps.
 type nvdRecord struct {
-	CVE *nvdCVE `json:"cve"`
+	// CVE is the record as read: it is kept, byte for byte, for NVD's
+	// CVE API, and mapped from.
+	CVE json.RawMessage `json:"cve"`
 }
 
 type nvdCVE struct {
-	ID           string `json:"id"`
+	ID               string `json:"id"`
+	SourceIdentifier string `json:"sourceIdentifier"`
+	CVETags          []struct {
+		Tags []string `json:"tags"`
+	} `json:"cveTags"`
 	Published    string `json:"published"`
 	LastModified string `json:"lastModified"`
 	VulnStatus   string `json:"vulnStatus"`
@@ -104,6 +110,8 @@ type nvdReference struct {
 type feedRecord struct {
 	cve      index.CVE
 	modified time.Time
+	// nvd is the record as read and its facts, for NVD's CVE API.
+	nvd index.NVDRecord
 }
 
 // decodeFeed streams the "vulnerabilities" array of one NVD CVE API 2.0
@@ -141,12 +149,19 @@ func decodeFeed(r io.Reader, name string, emit func(*feedRecord) error) error {
 			if err := dec.Decode(&rec); err != nil {
 				return fail(fmt.Errorf("record %d: %w", i+1, err))
 			}
-			if rec.CVE == nil {
+			if len(rec.CVE) == 0 || string(rec.CVE) == "null" {
 				return fail(fmt.Errorf("record %d: no \"cve\" object", i+1))
 			}
-			fr, err := mapCVE(rec.CVE)
+			var n nvdCVE
+			if err := json.Unmarshal(rec.CVE, &n); err != nil {
+				return fail(fmt.Errorf("record %d: %w", i+1, err))
+			}
+			fr, err := mapCVE(&n)
+			if err == nil {
+				fr.nvd = index.NVDRecord{Raw: rec.CVE, Facts: nvdFacts(&n)}
+			}
 			if err != nil {
-				id := rec.CVE.ID
+				id := n.ID
 				if id == "" {
 					id = fmt.Sprintf("record %d", i+1)
 				}

@@ -37,6 +37,8 @@ import (
 // products a CVE without NVD CPEs has from its affected entries, and
 // which entries give each, as a text of strings.jsonl.zst (see
 // index.EntryKey); version 4 and 5 snapshots load with none.
+// Version 6 adds nvd.zst and nvdfacts.jsonl.zst: each NVD record as the
+// winning feed held it, for NVD's CVE API, and its facts (see nvdapi.go).
 const FormatVersion = 6
 
 // servedVersion is the oldest format serve and validate still read: a
@@ -67,14 +69,19 @@ const (
 	keyIDs     = "ids"
 	keyDetails = "details"
 	keyStrings = "strings"
+	// keyNVD and keyNVDFacts: format 6.
+	keyNVD      = "nvd"
+	keyNVDFacts = "nvdfacts"
 
-	fileCWEs    = "cwes.jsonl.zst"
-	fileCVEs    = "cves.jsonl.zst"
-	fileMetrics = "metrics.jsonl.zst"
-	fileReports = "reports.jsonl.zst"
-	fileIDs     = "ids.jsonl.zst"
-	fileDetails = "details.txt.zst"
-	fileStrings = "strings.jsonl.zst"
+	fileCWEs     = "cwes.jsonl.zst"
+	fileCVEs     = "cves.jsonl.zst"
+	fileMetrics  = "metrics.jsonl.zst"
+	fileReports  = "reports.jsonl.zst"
+	fileIDs      = "ids.jsonl.zst"
+	fileDetails  = "details.txt.zst"
+	fileStrings  = "strings.jsonl.zst"
+	fileNVD      = "nvd.zst"
+	fileNVDFacts = "nvdfacts.jsonl.zst"
 
 	// The optional data file: EPSS scores, one "CVE-…,score,percentile"
 	// line per scored CVE of the snapshot, by CVE id as a string (the
@@ -89,17 +96,21 @@ const epssVersion = 6
 
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
-	keyDetails: fileDetails, keyStrings: fileStrings,
+	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= 4 {
+	if v >= 6 {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
-	delete(old, keyDetails)
-	delete(old, keyStrings)
+	delete(old, keyNVD)
+	delete(old, keyNVDFacts)
+	if v < 4 {
+		delete(old, keyDetails)
+		delete(old, keyStrings)
+	}
 	return old
 }
 

@@ -6,6 +6,7 @@ package loader
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-json"
@@ -26,6 +27,19 @@ func Load(dir string) (*index.Index, Manifest, error) {
 		return nil, Manifest{}, err
 	}
 	m, id, dec, wrap := o.m, o.id, o.dec, o.wrap
+	// NVD's records are read beside the rest: their sums and facts keep
+	// cores busy while the other files' single-threaded parts run.
+	var (
+		nvd    *index.NVD
+		nvdErr error
+		nvdWG  sync.WaitGroup
+	)
+	nvdWG.Add(1)
+	go func() {
+		defer nvdWG.Done()
+		nvd, nvdErr = loadNVD(dir, m, dec)
+	}()
+	defer nvdWG.Wait() // an early error return still waits for it
 	cwes, err := decodeRecords[index.CWE](dir, m.Files[keyCWEs], dec)
 	if err != nil {
 		return nil, Manifest{}, wrap(keyCWEs, err)
@@ -51,10 +65,15 @@ func Load(dir string) (*index.Index, Manifest, error) {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
+	nvdWG.Wait()
+	if nvdErr != nil {
+		return nil, Manifest{}, nvdErr
+	}
 	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports, epss)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
+	ix.SetNVD(nvd)
 	return ix, m, nil
 }
 
@@ -95,6 +114,13 @@ func Validate(dir string) (Manifest, error) {
 		if entries[i], err = index.ScanCVE(b); err != nil {
 			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", dir, fileCVEs, i+1, err)
 		}
+	}
+	dec, err := decoder()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
+	}
+	if err := validateNVD(dir, s.Manifest, dec); err != nil {
+		return Manifest{}, err
 	}
 	if err := s.details.Check(); err != nil {
 		return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileDetails, err)

@@ -160,6 +160,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		m.Files[f.key] = fi
 	}
+	if m.Files[keyNVD], m.Files[keyNVDFacts], err = writeNVD(tmp, d.NVD, enc); err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
 	raw, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return m, err

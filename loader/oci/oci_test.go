@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,8 +79,8 @@ func TestPublishFetchDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SnapshotID != id || p.Layers != 8 || p.Pushed != 8 {
-		t.Errorf("published %+v, want snapshot %s, 8 layers, 8 pushed", p, id)
+	if p.SnapshotID != id || p.Layers != 11 || p.Pushed != 11 {
+		t.Errorf("published %+v, want snapshot %s, 11 layers, 11 pushed", p, id)
 	}
 	for _, tag := range []string{"2026-11-23", "latest"} {
 		d, err := store.Resolve(ctx, tag)
@@ -101,14 +102,14 @@ func TestPublishFetchDownload(t *testing.T) {
 		"org.opencontainers.image.created":  "2026-11-23T06:00:00Z",
 		"org.opencontainers.image.title":    "vulnd snapshot " + id,
 		"dev.vulnd.snapshot.id":             id,
-		"dev.vulnd.snapshot.format-version": "5",
+		"dev.vulnd.snapshot.format-version": "6",
 		"dev.vulnd.snapshot.built-at":       "2026-11-23 06:00:00Z",
 		"dev.vulnd.snapshot.count.cves":     "2003",
 		"dev.vulnd.snapshot.count.cwes":     "104",
-		"dev.vulnd.snapshot.count.vendors":  "254",
-		"dev.vulnd.snapshot.count.products": "1046",
+		"dev.vulnd.snapshot.count.vendors":  "267",
+		"dev.vulnd.snapshot.count.products": "1159",
 		"dev.vulnd.snapshot.count.reports":  "1",
-		"dev.vulnd.snapshot.count.alerts":   "40",
+		"dev.vulnd.snapshot.count.alerts":   "85",
 	}
 	if diff := cmp.Diff(wantAnn, m.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
@@ -134,8 +135,9 @@ func TestPublishFetchDownload(t *testing.T) {
 			t.Errorf("layer %s: %s %s %d, want the manifest's sha256 %s and size %d", name, l.MediaType, l.Digest, l.Size, fi.SHA256, fi.Size)
 		}
 	}
+	// The demo has EPSS scores: their optional file comes last.
 	wantTitles := []string{"manifest.json", "cves.jsonl.zst", "cwes.jsonl.zst", "details.txt.zst", "ids.jsonl.zst",
-		"metrics.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst"}
+		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst"}
 	if diff := cmp.Diff(wantTitles, titles); diff != "" {
 		t.Errorf("layers (-want +got):\n%s", diff)
 	}
@@ -187,7 +189,12 @@ func TestPublishFetchDownload(t *testing.T) {
 // pushed, so no tag moves to it.
 func TestPublishRefusesBadSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range append([]string{loader.ManifestName}, loader.DataFileNames()...) {
+	entries, err := os.ReadDir(demo) // the demo's files, of its format version
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
 		b, err := os.ReadFile(filepath.Join(demo, name))
 		if err != nil {
 			t.Fatal(err)
@@ -200,7 +207,7 @@ func TestPublishRefusesBadSnapshot(t *testing.T) {
 		}
 	}
 	store := memory.New()
-	_, err := Publish(context.Background(), store, dir, []string{"latest"})
+	_, err = Publish(context.Background(), store, dir, []string{"latest"})
 	if err == nil || !strings.Contains(err.Error(), "cwes.jsonl.zst") {
 		t.Fatalf("Publish of a damaged snapshot: %v, want an error naming cwes.jsonl.zst", err)
 	}
@@ -260,7 +267,7 @@ func TestFetchRefusesBadArtifacts(t *testing.T) {
 		{"an absolute path", ArtifactType, replace(3, "/etc/passwd"), `named "/etc/passwd"`},
 		{"no name", ArtifactType, replace(3, ""), `named ""`},
 		{"a name twice", ArtifactType, replace(3, names[2]), "two layers are named"},
-		{"a file missing", ArtifactType, names[:len(names)-1], "has 7 layers, want 8"},
+		{"a file missing", ArtifactType, names[:len(names)-1], fmt.Sprintf("has %d layers, want %d", len(names)-1, len(names))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()

@@ -65,7 +65,13 @@ func Publish(ctx context.Context, dst oras.Target, dir string, tags []string) (P
 	for _, fi := range m.Files {
 		byName[fi.Name] = fi
 	}
-	for _, name := range loader.DataFileNames() {
+	names := loader.DataFileNamesOf(m.Version)
+	for _, name := range loader.OptionalDataFileNames() {
+		if _, ok := byName[name]; ok {
+			names = append(names, name) // the EPSS scores, when it has them
+		}
+	}
+	for _, name := range names {
 		fi, ok := byName[name]
 		if !ok {
 			return Published{}, fmt.Errorf("publish %s: the manifest lists no %s", dir, name)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
@@ -82,8 +83,15 @@ func Fetch(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor
 		return nil, fmt.Errorf("%w: manifest %s has media type %q and artifact type %q, want %q and %q",
 			ErrNotSnapshot, desc.Digest, m.MediaType, m.ArtifactType, ocispec.MediaTypeImageManifest, ArtifactType)
 	}
-	want := append([]string{loader.ManifestName}, loader.DataFileNames()...)
-	if len(m.Layers) != len(want) {
+	// The files of the snapshot's format version, as published (the
+	// current one's when the annotation says none).
+	files := loader.DataFileNames()
+	if v, err := strconv.Atoi(m.Annotations[AnnotationFormat]); err == nil && loader.DataFileNamesOf(v) != nil {
+		files = loader.DataFileNamesOf(v)
+	}
+	want := append([]string{loader.ManifestName}, files...)
+	optional := loader.OptionalDataFileNames()
+	if len(m.Layers) < len(want) || len(m.Layers) > len(want)+len(optional) {
 		return nil, fmt.Errorf("%w: manifest %s has %d layers, want %d (%s and the data files)",
 			ErrNotSnapshot, desc.Digest, len(m.Layers), len(want), loader.ManifestName)
 	}
@@ -97,7 +105,7 @@ func Fetch(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor
 			wantType = MediaTypeManifest
 		}
 		switch {
-		case !slices.Contains(want, name):
+		case !slices.Contains(want, name) && !slices.Contains(optional, name):
 			return nil, fmt.Errorf("%w: layer %d is named %q, which is no file of a snapshot", ErrNotSnapshot, i+1, name)
 		case seen[name]:
 			return nil, fmt.Errorf("%w: two layers are named %q", ErrNotSnapshot, name)
@@ -112,6 +120,11 @@ func Fetch(ctx context.Context, src oras.ReadOnlyTarget, desc ocispec.Descriptor
 		total += l.Size
 		if name == loader.ManifestName {
 			a.SnapshotID = loader.IDFromSum(l.Digest.Encoded())
+		}
+	}
+	for _, name := range want {
+		if !seen[name] {
+			return nil, fmt.Errorf("%w: no layer is named %q", ErrNotSnapshot, name)
 		}
 	}
 	if total > maxTotalBytes {

@@ -1,0 +1,520 @@
+package index
+
+// The records of NVD's CVE API 2.0 (GET /rest/json/cves/2.0): each CVE's
+// "cve" object exactly as the winning feed held it, kept compressed in
+// blocks of consecutive records and decoded per request, and the facts
+// of each record the API's filters read, decoded once at build time.
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// NVDRecord is one CVE's NVD record as a build keeps it: the raw "cve"
+// object as read from the feed, and its facts.
+type NVDRecord struct {
+	Raw   []byte
+	Facts NVDFacts
+}
+
+// NVDFacts are what the filters of NVD's CVE API read of a record,
+// decoded from it at build time and stored beside it.
+type NVDFacts struct {
+	ID string `json:"id"`
+	// Published and LastModified are NVD's texts ("2024-06-07T10:15:12.293").
+	Published    string `json:"published"`
+	LastModified string `json:"lastModified"`
+	VulnStatus   string `json:"vulnStatus,omitempty"`
+	Source       string `json:"sourceIdentifier,omitempty"`
+	// Tags are the cveTags' tags ("disputed", ...), distinct.
+	Tags []string `json:"tags,omitempty"`
+	// CWEs are the weaknesses' values as written ("CWE-79",
+	// "NVD-CWE-Other"), distinct.
+	CWEs []string `json:"cwes,omitempty"`
+	// V2, V3 and V4 are the CVSS metrics of each version (v3: 3.0 and
+	// 3.1): severity and vector.
+	V2 []NVDMetric `json:"v2,omitempty"`
+	V3 []NVDMetric `json:"v3,omitempty"`
+	V4 []NVDMetric `json:"v4,omitempty"`
+	// KEV is the date CISA added the CVE to its catalog (YYYY-MM-DD),
+	// "" when it is not there.
+	KEV string `json:"kev,omitempty"`
+	// CertAlerts, CertNotes and OVAL: a reference is a US-CERT technical
+	// alert, a CERT/CC vulnerability note, an OVAL definition.
+	CertAlerts bool `json:"certAlerts,omitempty"`
+	CertNotes  bool `json:"certNotes,omitempty"`
+	OVAL       bool `json:"oval,omitempty"`
+}
+
+// NVDMetric is a CVSS metric's severity (upper case) and vector.
+type NVDMetric struct {
+	Severity string `json:"severity,omitempty"`
+	Vector   string `json:"vector,omitempty"`
+}
+
+// NVDBlockRecords is how many records a block holds (the last may hold
+// fewer): a record asked by cveId decodes its block, about this many
+// times 4 KB of JSON.
+const NVDBlockRecords = 16
+
+// NVDBlock is one compressed block: its zstd frame's size and the
+// number of records it holds.
+type NVDBlock struct {
+	Size    int
+	Records int
+}
+
+// CompareNVD is the order the API serves records in: published oldest
+// first (NVD's own order), then by CVE year and number ascending.
+func CompareNVD(a, b *NVDFacts) int {
+	if c := cmp.Compare(nvdMillis(a.Published), nvdMillis(b.Published)); c != 0 {
+		return c
+	}
+	ay, an, _ := cveNumber(a.ID)
+	by, bn, _ := cveNumber(b.ID)
+	return cmp.Or(cmp.Compare(ay, by), cmp.Compare(an, bn), cmp.Compare(a.ID, b.ID))
+}
+
+// nvdMillis is an NVD timestamp in Unix milliseconds, 0 when it is not one.
+func nvdMillis(s string) int64 {
+	t, err := ParseNVDTime(s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// ParseNVDTime reads NVD's record timestamps: UTC without a zone
+// ("2024-06-07T10:15:12.293"), or RFC 3339 with one.
+func ParseNVDTime(s string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("bad timestamp %q", s)
+}
+
+// PackedNVD is a set of records ready to store: the facts in the order
+// served, and the compressed blocks (each a zstd frame of its records,
+// each followed by "\n"; a "\n" inside a record, which JSON allows only
+// as whitespace, is stored as 0x1F, which valid JSON never holds).
+type PackedNVD struct {
+	Facts  []NVDFacts
+	Blocks []NVDBlock
+	Frames [][]byte
+	// Decoded is each block's decoded size.
+	Decoded []int
+}
+
+// PackNVD orders recs as served and compresses them in blocks with enc.
+func PackNVD(recs []NVDRecord, enc *zstd.Encoder) (*PackedNVD, error) {
+	return packNVD(recs, enc, NVDBlockRecords)
+}
+
+func packNVD(recs []NVDRecord, enc *zstd.Encoder, per int) (*PackedNVD, error) {
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return CompareNVD(&recs[a].Facts, &recs[b].Facts) })
+	p := &PackedNVD{Facts: make([]NVDFacts, len(recs))}
+	for i, o := range order {
+		if i > 0 && recs[order[i-1]].Facts.ID == recs[o].Facts.ID {
+			return nil, fmt.Errorf("%w: NVD record of %s twice", ErrInvalid, recs[o].Facts.ID)
+		}
+		p.Facts[i] = recs[o].Facts
+	}
+	for i, o := range order {
+		if bytes.IndexByte(recs[o].Raw, nvdNewline) >= 0 {
+			return nil, fmt.Errorf("%w: NVD record of %s holds byte 0x1F", ErrInvalid, recs[order[i]].Facts.ID)
+		}
+	}
+	nb := (len(order) + per - 1) / per
+	p.Frames, p.Blocks, p.Decoded = make([][]byte, nb), make([]NVDBlock, nb), make([]int, nb)
+	// The blocks are compressed on every core: EncodeAll is safe for
+	// concurrent use.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var raw []byte
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					return
+				}
+				from, to := b*per, min((b+1)*per, len(order))
+				raw = raw[:0]
+				for _, o := range order[from:to] {
+					start := len(raw)
+					raw = append(raw, recs[o].Raw...)
+					if bytes.IndexByte(recs[o].Raw, '\n') >= 0 {
+						for i := start; i < len(raw); i++ {
+							if raw[i] == '\n' {
+								raw[i] = nvdNewline
+							}
+						}
+					}
+					raw = append(raw, '\n')
+				}
+				p.Frames[b] = enc.EncodeAll(raw, nil)
+				p.Blocks[b] = NVDBlock{Size: len(p.Frames[b]), Records: to - from}
+				p.Decoded[b] = len(raw)
+			}
+		}()
+	}
+	wg.Wait()
+	return p, nil
+}
+
+// nvdNewline stands for "\n" inside a stored record.
+const nvdNewline = 0x1F
+
+// NVD is the NVD CVE API's records of a snapshot: immutable, safe for
+// concurrent use.
+type NVD struct {
+	data   []byte  // the blocks' frames back to back
+	blocks []int64 // block b is data[blocks[b]:blocks[b+1]]
+	recs   []nvdRec
+	byName map[uint64]int32
+	// strs are interned texts (kind byte and text: see the nvdKind*
+	// constants); pool holds, for each record, the ids of its texts.
+	strs   []string
+	strID  map[string]uint32
+	pool   []uint32
+	source []string // sourceIdentifier by id
+}
+
+type nvdRec struct {
+	key      uint64 // cveKey of the name
+	pub, mod int64  // Unix milliseconds
+	kev      int32  // days since 1970-01-01 + 1; 0: not in KEV
+	block    int32
+	lo       uint32 // pool[lo:lo+n] are the record's texts
+	n        uint16
+	slot     uint16 // the record's line in its block
+	sev      uint16 // severity bits, 5 per version: see sevBit
+	flags    uint8
+	source   uint32
+}
+
+// before tells whether r comes before s in the order served (see
+// CompareNVD): published, then CVE year and number.
+func (r *nvdRec) before(s *nvdRec) bool {
+	if r.pub != s.pub {
+		return r.pub < s.pub
+	}
+	if ry, sy := r.key>>40, s.key>>40; ry != sy {
+		return ry < sy
+	}
+	return uint32(r.key) < uint32(s.key)
+}
+
+const (
+	flagRejected = 1 << iota
+	flagCertAlerts
+	flagCertNotes
+	flagOVAL
+)
+
+// Kinds of interned texts.
+const (
+	nvdKindCWE = 'c'
+	nvdKindTag = 't'
+	nvdKindV2  = '2'
+	nvdKindV3  = '3'
+	nvdKindV4  = '4'
+)
+
+// nvdSeverities are the severities in bit order within a version.
+var nvdSeverities = [...]string{"NONE", "LOW", "MEDIUM", "HIGH", "CRITICAL"}
+
+func sevBit(version int, severity string) uint16 {
+	for i, s := range nvdSeverities {
+		if strings.EqualFold(s, severity) {
+			return 1 << (5*(version-2) + i)
+		}
+	}
+	return 0
+}
+
+// NewNVD makes the store from the stored form: data holds the blocks'
+// frames back to back, facts are the records in the order served. It
+// checks what it can without decoding a block.
+func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
+	n := &NVD{data: data, blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
+		byName: make(map[uint64]int32, len(facts)), strID: map[string]uint32{}}
+	var off int64
+	r := 0
+	for b, blk := range blocks {
+		if blk.Size <= 0 || blk.Records <= 0 || blk.Records > 1<<16-1 {
+			return nil, fmt.Errorf("%w: NVD block %d: bad size or record count", ErrInvalid, b+1)
+		}
+		off += int64(blk.Size)
+		n.blocks = append(n.blocks, off)
+		for s := 0; s < blk.Records; s++ {
+			if r == len(facts) {
+				return nil, fmt.Errorf("%w: NVD blocks hold more records than the %d facts", ErrInvalid, len(facts))
+			}
+			n.recs[r].block, n.recs[r].slot = int32(b), uint16(s)
+			r++
+		}
+	}
+	if off != int64(len(data)) || r != len(facts) {
+		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d bytes and %d facts", ErrInvalid, off, r, len(data), len(facts))
+	}
+	sources := map[string]uint32{}
+	var tb []byte // a text being looked up
+	for i := range facts {
+		f := &facts[i]
+		rec := &n.recs[i]
+		year, num, ok := cveNumber(f.ID)
+		if !ok || f.ID != strings.ToUpper(f.ID) {
+			return nil, fmt.Errorf("%w: NVD record %d: bad id %q", ErrInvalid, i+1, f.ID)
+		}
+		key := cveKey(year, len(f.ID)-len("CVE-yyyy-"), num)
+		if _, dup := n.byName[key]; dup {
+			return nil, fmt.Errorf("%w: NVD record of %s twice", ErrInvalid, f.ID)
+		}
+		n.byName[key] = int32(i)
+		rec.key = key
+		pub, err := ParseNVDTime(f.Published)
+		if err != nil {
+			return nil, fmt.Errorf("%w: NVD record of %s: published: %w", ErrInvalid, f.ID, err)
+		}
+		mod, err := ParseNVDTime(f.LastModified)
+		if err != nil {
+			return nil, fmt.Errorf("%w: NVD record of %s: lastModified: %w", ErrInvalid, f.ID, err)
+		}
+		rec.pub, rec.mod = pub.UnixMilli(), mod.UnixMilli()
+		if i > 0 && !n.recs[i-1].before(rec) {
+			return nil, fmt.Errorf("%w: NVD record of %s is out of order", ErrInvalid, f.ID)
+		}
+		if f.KEV != "" {
+			d, err := time.Parse(time.DateOnly, f.KEV)
+			if err != nil {
+				return nil, fmt.Errorf("%w: NVD record of %s: KEV date %q", ErrInvalid, f.ID, f.KEV)
+			}
+			rec.kev = int32(d.Unix()/86400) + 1
+		}
+		if strings.EqualFold(f.VulnStatus, "Rejected") {
+			rec.flags |= flagRejected
+		}
+		if f.CertAlerts {
+			rec.flags |= flagCertAlerts
+		}
+		if f.CertNotes {
+			rec.flags |= flagCertNotes
+		}
+		if f.OVAL {
+			rec.flags |= flagOVAL
+		}
+		s, ok := sources[f.Source]
+		if !ok {
+			s = uint32(len(n.source))
+			sources[f.Source] = s
+			n.source = append(n.source, f.Source)
+		}
+		rec.source = s
+		rec.lo = uint32(len(n.pool))
+		// Each text is looked up by its bytes (no string is made unless
+		// it is new): a kind byte, then the text.
+		add := func(kind byte, text string) {
+			tb = append(append(tb[:0], kind), text...)
+			id, ok := n.strID[string(tb)]
+			if !ok {
+				id = uint32(len(n.strs))
+				k := string(tb)
+				n.strID[k] = id
+				n.strs = append(n.strs, k)
+			}
+			if !slices.Contains(n.pool[rec.lo:], id) {
+				n.pool = append(n.pool, id)
+			}
+		}
+		for _, c := range f.CWEs {
+			add(nvdKindCWE, strings.ToUpper(c))
+		}
+		for _, t := range f.Tags {
+			add(nvdKindTag, t)
+		}
+		for v, ms := range [][]NVDMetric{f.V2, f.V3, f.V4} {
+			for _, m := range ms {
+				rec.sev |= sevBit(v+2, m.Severity)
+				if m.Vector != "" {
+					add(byte('2'+v), m.Vector)
+				}
+			}
+		}
+		if len(n.pool)-int(rec.lo) > 1<<16-1 {
+			return nil, fmt.Errorf("%w: NVD record of %s has too many facts", ErrInvalid, f.ID)
+		}
+		rec.n = uint16(len(n.pool) - int(rec.lo))
+	}
+	return n, nil
+}
+
+// BuildNVD packs recs and makes their store: for tests and for Build.
+func BuildNVD(recs []NVDRecord) (*NVD, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	defer enc.Close()
+	p, err := PackNVD(recs, enc)
+	if err != nil {
+		return nil, err
+	}
+	return NewNVD(bytes.Join(p.Frames, nil), p.Blocks, p.Facts)
+}
+
+// Len is the number of records.
+func (n *NVD) Len() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.recs)
+}
+
+// Size is the compressed size of the records in bytes.
+func (n *NVD) Size() int {
+	if n == nil {
+		return 0
+	}
+	return len(n.data)
+}
+
+// nvdDecoder decodes blocks for every request: DecodeAll is safe for
+// concurrent use and keeps one decoder per core.
+var nvdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
+		zstd.WithDecoderMaxMemory(64<<20), zstd.IgnoreChecksum(true))
+})
+
+// ErrNVDBlock is wrapped by the errors of a block that does not decode.
+var ErrNVDBlock = errors.New("index: NVD block does not decode")
+
+// blockReader decodes blocks for one request, keeping the last one; its
+// buffer comes from blockBufs (release puts it back).
+type blockReader struct {
+	n    *NVD
+	b    int32
+	buf  []byte
+	dec  *zstd.Decoder
+	full bool
+}
+
+// blockBufs are decoded blocks' buffers, shared by the requests.
+var blockBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBlock keeps a rare huge block from pinning memory.
+const maxPooledBlock = 1 << 20
+
+func (br *blockReader) release() {
+	if br.buf != nil && cap(br.buf) <= maxPooledBlock {
+		b := br.buf[:0]
+		blockBufs.Put(&b)
+	}
+	br.buf, br.full = nil, false
+}
+
+// record returns the raw record of position p, a view into the reader's
+// buffer valid until the next call.
+func (br *blockReader) record(p int32) ([]byte, error) {
+	rec := &br.n.recs[p]
+	if !br.full || br.b != rec.block {
+		if br.dec == nil {
+			d, err := nvdDecoder()
+			if err != nil {
+				return nil, err
+			}
+			br.dec = d
+		}
+		if br.buf == nil {
+			br.buf = (*blockBufs.Get().(*[]byte))[:0]
+		}
+		var err error
+		br.buf, err = br.dec.DecodeAll(br.n.data[br.n.blocks[rec.block]:br.n.blocks[rec.block+1]], br.buf[:0])
+		if err != nil {
+			br.full = false
+			return nil, fmt.Errorf("%w: %w", ErrNVDBlock, err)
+		}
+		br.b, br.full = rec.block, true
+	}
+	line := br.buf
+	for s := uint16(0); ; s++ {
+		i := bytes.IndexByte(line, '\n')
+		if i < 0 {
+			return nil, fmt.Errorf("%w: block %d has no record %d", ErrNVDBlock, rec.block+1, rec.slot+1)
+		}
+		if s == rec.slot {
+			return line[:i], nil
+		}
+		line = line[i+1:]
+	}
+}
+
+// appendRecord appends raw with its stored newlines restored.
+func appendRecord(dst, raw []byte) []byte {
+	start := len(dst)
+	dst = append(dst, raw...)
+	if bytes.IndexByte(raw, nvdNewline) >= 0 {
+		for i := start; i < len(dst); i++ {
+			if dst[i] == nvdNewline {
+				dst[i] = '\n'
+			}
+		}
+	}
+	return dst
+}
+
+// AppendRaw appends the raw record of the CVE named name (any letter case),
+// appended to dst; ErrCVENotFound when the snapshot has no NVD record of
+// it.
+func (n *NVD) AppendRaw(dst []byte, name string) ([]byte, error) {
+	p, ok := n.pos(name)
+	if !ok {
+		return dst, ErrCVENotFound
+	}
+	br := blockReader{n: n}
+	defer br.release()
+	raw, err := br.record(p)
+	if err != nil {
+		return dst, err
+	}
+	return appendRecord(dst, raw), nil
+}
+
+// ID is the name of the record at position i of the order served.
+func (n *NVD) ID(i int) string {
+	k := n.recs[i].key
+	digits := int(k >> 32 & 0xff)
+	num := strconv.Itoa(int(uint32(k)))
+	return "CVE-" + strconv.Itoa(int(k>>40)) + "-" + strings.Repeat("0", max(0, digits-len(num))) + num
+}
+
+func (n *NVD) pos(name string) (int32, bool) {
+	if n == nil {
+		return 0, false
+	}
+	year, num, ok := cveNumber(name)
+	if !ok {
+		return 0, false
+	}
+	p, ok := n.byName[cveKey(year, len(name)-len("CVE-yyyy-"), num)]
+	return p, ok
+}
