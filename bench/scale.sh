@@ -299,12 +299,12 @@ for v in SCALE_CVES SCALE_SMOKE SCALE_DATA SCALE_EPSS SCALE_BUILDS SCALE_LOADS S
 	settings+=("$v=${!v}")
 done
 med() { echo "$1" | median; }
-# row NAME UNIT NVD_VALUES RECORDS_VALUES: medians, ratio, within 15 %?
+# row NAME UNIT FORMAT NVD_VALUES RECORDS_VALUES: medians, ratio, within 15 %?
 row() {
 	local n r q
-	n=$(med "$3") r=$(med "$4")
+	n=$(med "$4") r=$(med "$5")
 	q=$(ratio "$r" "$n")
-	printf '| %s | %s %s | %s %s | %.3f | %s |\n' "$1" "$n" "$2" "$r" "$2" "$q" \
+	printf "| %s | $3 %s | $3 %s | %.3f | %s |\n" "$1" "$n" "$2" "$r" "$2" "$q" \
 		"$([[ $(echo "$q <= 1.15" | bc) == 1 ]] && echo within || echo OVER)"
 }
 sum() { tr ' ' '+' <<<"$1" | sed 's/+$//' | bc; }
@@ -313,18 +313,18 @@ sum() { tr ' ' '+' <<<"$1" | sed 's/+$//' | bc; }
 	echo
 	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the start $LOADAVG_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
-	echo "Data: \`bench/synth -cves $SCALE_CVES -seed 1 -cve5\`${SCALE_DATA:+ ($SCALE_DATA)}: feeds $feeds_mb MB, cves.zip $zip_mb MB. nvd = the feeds alone ($(counts_of nvd)); records = the feeds and cves.zip ($(counts_of records)); $EPSS_DESC."
+	echo "Data: $(cves_of records) CVEs, $([[ -n $SCALE_DATA ]] && echo "bench/synth -cve5's output in $SCALE_DATA" || echo "\`bench/synth -cves $SCALE_CVES -seed 1 -cve5\`"): feeds $feeds_mb MB, cves.zip $zip_mb MB. nvd = the feeds alone ($(counts_of nvd)); records = the feeds and cves.zip ($(counts_of records)); $EPSS_DESC."
 	echo "Builds: $SCALE_BUILDS of each, alternated, pinned to CPUs $SCALE_BUILD_CPUS; wall time and peak RSS (maximum resident set) from /usr/bin/time. Loads: $SCALE_LOADS of each, alternated, \`vulnd serve\` pinned to CPU $SCALE_CPU; load time from its \"snapshot loaded\" line (duration=), RSS (VmRSS) ${SCALE_SETTLE}s after /readyz answered. Medians."
 	echo "Command: \`${settings[*]} make bench-scale\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
 	echo "| measure | nvd | records | records/nvd | budget 1.15 |"
 	echo "|---|---:|---:|---:|---|"
-	row "build wall time" s "${B_WALL[nvd]}" "${B_WALL[records]}"
-	row "build peak RSS" MB "${B_RSS[nvd]}" "${B_RSS[records]}"
-	row "load time" s "${L_SEC[nvd]}" "${L_SEC[records]}"
-	row "RSS after load" MB "${L_RSS[nvd]}" "${L_RSS[records]}"
+	row "build wall time" s %.2f "${B_WALL[nvd]}" "${B_WALL[records]}"
+	row "build peak RSS" MB %.0f "${B_RSS[nvd]}" "${B_RSS[records]}"
+	row "load time" s %.3f "${L_SEC[nvd]}" "${L_SEC[records]}"
+	row "RSS after load" MB %.0f "${L_RSS[nvd]}" "${L_RSS[records]}"
 	echo
-	echo "Also: ready (exec to /readyz 200) $(med "${L_READY[nvd]}") s / $(med "${L_READY[records]}") s, peak RSS of the load (VmHWM) $(med "${L_HWM[nvd]}") MB / $(med "${L_HWM[records]}") MB (nvd / records). Each run: builds ${B_WALL[nvd]}/ ${B_WALL[records]}s; build RSS ${B_RSS[nvd]}/ ${B_RSS[records]}MB; loads ${L_SEC[nvd]}/ ${L_SEC[records]}s; RSS ${L_RSS[nvd]}/ ${L_RSS[records]}MB (nvd / records)."
+	echo "Also: ready (exec to /readyz 200) $(med "${L_READY[nvd]}") s / $(med "${L_READY[records]}") s, peak RSS of the load (VmHWM) $(med "${L_HWM[nvd]}") MB / $(med "${L_HWM[records]}") MB (nvd / records). Each run: builds ${B_WALL[nvd]}/ ${B_WALL[records]}s; build RSS ${B_RSS[nvd]}/ ${B_RSS[records]}MB; loads $(printf '%.3f ' ${L_SEC[nvd]})/ $(printf '%.3f ' ${L_SEC[records]})s; RSS ${L_RSS[nvd]}/ ${L_RSS[records]}MB (nvd / records)."
 	echo
 	echo "?version= in the records snapshot (bench/scalepick's picks; wrk pinned to CPU $SCALE_CLIENT_CPU, 1 thread, $SCALE_CONNS connections, the one path, ${SCALE_WARMUP}s warm-up then ${SCALE_DURATION}s, $SCALE_ROUNDS alternating rounds; medians):"
 	echo
