@@ -13,8 +13,9 @@
 // of those where such CVEs are at least half (else the one with the
 // largest share), the NVD product the one of similar CVE count with the
 // smallest share (5 % at most when some has so few; none is best). The CNA product's version is the
-// one of its versions (the product body's, else those of the pool) that
-// matches the most CVEs from entries; the NVD product's, the one of its
+// one of its versions (the product body's, else those of the pool)
+// whose matches from entries most outnumber those from NVD (ties: more
+// from entries); the NVD product's, the one of its
 // versions whose match count is closest to that. It prints two lines:
 //
 //	PICK class=cna vendor=V product=P version=X path=/vendors/... cves=N from_entries=E matches=M matches_from_entries=ME
@@ -232,7 +233,9 @@ func pick(ix *index.Index, poolSize int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e > bestE || e == bestE && m > bestM {
+		// Matches from entries beyond those from NVD first, then more
+		// from entries: the query answered most from CNA data.
+		if e > 0 && (bestE <= 0 || 2*e-m > 2*bestE-bestM || 2*e-m == 2*bestE-bestM && e > bestE) {
 			bestV, bestM, bestE = v, m, e
 		}
 	}
