@@ -44,8 +44,8 @@ bench-load: build
 # -cve5 data set built as NVD feeds alone and as feeds + records, build
 # time and peak RSS, load time and RSS after load (medians, alternated,
 # pinned), and ?version= on a product of CNA data against one of NVD data
-# under wrk (see bench/README.md). About 35 minutes at the default 400k
-# CVEs; SCALE_SMOKE=1 (20k CVEs, short wrk runs) about 3.
+# under wrk (see bench/README.md). About 20-30 minutes at the default 400k
+# CVEs; SCALE_SMOKE=1 (20k CVEs, short wrk runs) about a minute.
 bench-scale: build
 	bash bench/scale.sh
 
