@@ -7,7 +7,7 @@ FUZZTIME ?= 60s
 FUZZMINIMIZE ?= 10s
 SHARED   ?= ../shared/data
 
-.PHONY: build run test vet bench bench-load bench-metrics soak lb-test fleet-test fuzz demo sample refresh refresh-build reload clean
+.PHONY: build run test vet bench bench-load bench-scale bench-metrics soak lb-test fleet-test fuzz demo sample refresh refresh-build reload clean
 
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vulnd
@@ -39,6 +39,15 @@ bench:
 # nginx with apt when missing. Takes about 25 minutes.
 bench-load: build
 	bash bench/load.sh
+
+# What CVE JSON 5 records cost at NVD's scale (issue 26 item 8): one synth
+# -cve5 data set built as NVD feeds alone and as feeds + records, build
+# time and peak RSS, load time and RSS after load (medians, alternated,
+# pinned), and ?version= on a product of CNA data against one of NVD data
+# under wrk (see bench/README.md). About 20-30 minutes at the default 400k
+# CVEs; SCALE_SMOKE=1 (20k CVEs, short wrk runs) about a minute.
+bench-scale: build
+	bash bench/scale.sh
 
 # Metrics overhead: req/s of one binary with and without /metrics, in
 # alternating wrk rounds on pinned CPUs (see bench/README.md). About 2 min.
