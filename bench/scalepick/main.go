@@ -160,16 +160,19 @@ func pick(ix *index.Index, poolSize int) ([]string, error) {
 	if len(cna.fromEntries) == 0 {
 		return nil, errors.New("no product of the pool has CVEs from CVE JSON 5 entries: was the snapshot built with the records?")
 	}
-	// The NVD product: of those with the smallest share from entries (none,
-	// or 5 % at most), the closest in CVE count.
+	// The NVD products: those with the smallest share from entries (none,
+	// or 5 % at most), the closest in CVE count first; the first of them
+	// with a version that matches some CVE is taken below (a product
+	// named only by CPEs that are not vulnerable matches none).
 	low := slices.MinFunc(pool, func(x, y *product) int { return cmp.Compare(x.share(), y.share()) }).share()
-	var nvd *product
+	var nvds []*product
 	for _, p := range pool {
-		if p != cna && p.share() <= max(low, 0.05) && (nvd == nil || abs(p.cves-cna.cves) < abs(nvd.cves-cna.cves)) {
-			nvd = p
+		if p != cna && p.share() <= max(low, 0.05) {
+			nvds = append(nvds, p)
 		}
 	}
-	if nvd == nil {
+	slices.SortStableFunc(nvds, func(x, y *product) int { return cmp.Compare(abs(x.cves-cna.cves), abs(y.cves-cna.cves)) })
+	if len(nvds) == 0 {
 		return nil, errors.New("no product of the pool has its CVEs from NVD's CPEs: try a larger -pool")
 	}
 
@@ -242,23 +245,32 @@ func pick(ix *index.Index, poolSize int) ([]string, error) {
 	if bestE <= 0 {
 		return nil, fmt.Errorf("no version of %s/%s matches a CVE from its entries", cna.vendor, cna.name)
 	}
-	nvs, err := candidates(nvd)
-	if err != nil {
-		return nil, err
-	}
+	var nvd *product
 	nV, nM, nE := "", -1, 0
-	for _, v := range nvs {
-		m, e, err := at(nvd, v)
+	for _, p := range nvds {
+		nvs, err := candidates(p)
 		if err != nil {
 			return nil, err
 		}
-		// The closest match count; on a tie, fewer from entries.
-		if nM < 0 || abs(m-bestM) < abs(nM-bestM) || abs(m-bestM) == abs(nM-bestM) && e < nE {
-			nV, nM, nE = v, m, e
+		pV, pM, pE := "", -1, 0
+		for _, v := range nvs {
+			m, e, err := at(p, v)
+			if err != nil {
+				return nil, err
+			}
+			// The closest match count, never none; on a tie, fewer
+			// from entries.
+			if m > 0 && (pM < 0 || abs(m-bestM) < abs(pM-bestM) || abs(m-bestM) == abs(pM-bestM) && e < pE) {
+				pV, pM, pE = v, m, e
+			}
+		}
+		if pM > 0 {
+			nvd, nV, nM, nE = p, pV, pM, pE
+			break
 		}
 	}
-	if nM <= 0 {
-		return nil, fmt.Errorf("no version of %s/%s matches a CVE", nvd.vendor, nvd.name)
+	if nvd == nil {
+		return nil, errors.New("no NVD-data product of the pool has a version that matches a CVE: try a larger -pool")
 	}
 	line := func(class string, p *product, v string, m, e int) string {
 		path := "/vendors/" + url.PathEscape(p.vendor) + "/products/" + url.PathEscape(p.name) + "/cve?version=" + url.QueryEscape(v)
