@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // This file reads FIRST's daily EPSS file (https://www.first.org/epss/data_stats):
@@ -63,22 +65,7 @@ func (v EPSSValue) Float64() float64 { return float64(v) / float64(EPSSScale) }
 // AppendDecimal appends v in decimal with no trailing zeros, the way
 // FIRST writes it: "0.16317", "0.5157", "0", "1".
 func (v EPSSValue) AppendDecimal(dst []byte) []byte {
-	dst = strconv.AppendUint(dst, uint64(v/EPSSScale), 10)
-	frac := v % EPSSScale
-	if frac == 0 {
-		return dst
-	}
-	var b [7]byte
-	b[0] = '.'
-	for i := 6; i >= 1; i-- {
-		b[i] = byte('0' + frac%10)
-		frac /= 10
-	}
-	n := 7
-	for b[n-1] == '0' {
-		n--
-	}
-	return append(dst, b[:n]...)
+	return index.AppendMillionths(dst, uint32(v))
 }
 
 // String returns v as AppendDecimal writes it.
