@@ -3,6 +3,7 @@ package loader
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -117,6 +118,23 @@ func mergeCVE5(cves []index.CVE, recs []*CVE5Record) (out []index.CVE, only int)
 		only++
 	}
 	return append(out, cves[i:]...), only
+}
+
+// keptOfCVE5 returns what a build over cves (by name ascending) keeps of
+// a record: all of it for a CVE not in cves, which is served from its
+// record (see mergeCVE5); for a CVE of NVD, only its affected entries,
+// its SSVC decision and its dates, which are all mergeCVE5, the
+// manifest's dates and the refresh guard read of it. The rest of a
+// record (description, references, metrics) is most of its memory.
+func keptOfCVE5(cves []index.CVE) func(*CVE5Record) *CVE5Record {
+	return func(r *CVE5Record) *CVE5Record {
+		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= r.ID })
+		if i == len(cves) || cves[i].Name != r.ID {
+			return r
+		}
+		return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
+			Affected: r.Affected, SSVC: r.SSVC}
+	}
 }
 
 // MergeCVE5 adds rec to byID, where two records of one CVE meet: the later

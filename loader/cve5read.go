@@ -164,10 +164,20 @@ func ReadCVE5(path string, emit func(*CVE5Record) error) error {
 // given, merging them with MergeCVE5, and returns them by cveId, with
 // each file's size and SHA-256 (for a manifest).
 func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
+	return readCVE5Files(paths, nil)
+}
+
+// readCVE5Files is ReadCVE5Files keeping, of each record as soon as it
+// is decoded, only what keep returns of it (nil keep: all of it), which
+// must have the record's ID and Modified.
+func readCVE5Files(paths []string, keep func(*CVE5Record) *CVE5Record) ([]*CVE5Record, []FileInfo, error) {
 	byID := map[string]*CVE5Record{}
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
 		fi, err := readCVE5File(p, func(r *CVE5Record) error {
+			if keep != nil {
+				r = keep(r)
+			}
 			MergeCVE5(byID, r)
 			return nil
 		})
