@@ -223,3 +223,26 @@ func TestNVDFileIsPackOfRecordsAsRead(t *testing.T) {
 		t.Errorf("nvd.zst: %d bytes, not the %d bytes of the records as read packed", len(got), len(want))
 	}
 }
+
+// TestMergeCVE5InPlace: records of NVD's CVEs are merged into the CVEs
+// as they are, not into a copy of them all (with room for as many more
+// as there are records: twice the CVEs' memory while a build reads); a
+// CVE only a record gives still takes its place by name.
+func TestMergeCVE5InPlace(t *testing.T) {
+	cves := []index.CVE{{Name: "CVE-2024-0001"}, {Name: "CVE-2024-0003"}}
+	ssvc := &index.SSVC{}
+	recs := []*CVE5Record{{ID: "CVE-2024-0001", SSVC: ssvc}, {ID: "CVE-2024-0003", Affected: []index.AffectedEntry{{Source: "cna"}}}}
+	out, only := mergeCVE5(cves, recs)
+	if only != 0 || len(out) != 2 || &out[0] != &cves[0] || out[0].SSVC != ssvc || len(out[1].Affected) != 1 {
+		t.Errorf("merged into a copy (%v) or wrongly: only %d, %+v", &out[0] != &cves[0], only, out)
+	}
+	recs = append(recs[:1], &CVE5Record{ID: "CVE-2024-0002", Published: "2024-01-01 00:00:00Z"}, recs[1], &CVE5Record{ID: "CVE-2024-0004"})
+	out, only = mergeCVE5(cves, recs)
+	var names []string
+	for _, c := range out {
+		names = append(names, c.Name)
+	}
+	if want := "CVE-2024-0001 CVE-2024-0002 CVE-2024-0003 CVE-2024-0004"; only != 2 || strings.Join(names, " ") != want || out[1].CreatedAt != "2024-01-01 00:00:00Z" || out[0].SSVC != ssvc {
+		t.Errorf("only %d, CVEs %v: want 2, %s with the records' fields", only, names, want)
+	}
+}
