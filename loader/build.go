@@ -112,16 +112,29 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	cves, nvd, feedInfo, err := readFeeds(feeds)
+	cves, nvdRecs, feedInfo, err := readFeeds(feeds)
 	if err != nil {
 		return Manifest{}, err
 	}
 	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
+	// NVD's records are packed as the snapshot stores them now, while
+	// little else is held, rather than when it is written.
+	enc, err := newSnapshotEncoder()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
+	}
+	defer enc.Close()
+	nvd, err := nvdRecs.pack(enc)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+	}
+	nvdRecs = nil
+	stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd)>>20)+" MiB")
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
 	if len(records) > 0 {
-		recs, infos, err := ReadCVE5Files(records)
+		recs, infos, err := readCVE5Files(records, keptOfCVE5(cves))
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -201,8 +214,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 		stage("diff", plural(len(alerts), "alert", "alerts"))
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
-	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports, NVD: nvd}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile)
+	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd)
 	if err != nil {
 		return m, err
 	}
@@ -418,8 +431,13 @@ func ReadFeeds(paths []string) ([]index.CVE, error) {
 
 // readFeeds is ReadFeeds, also returning the winning records as read,
 // with their facts (in the same order), and each file's size and
-// SHA-256.
-func readFeeds(paths []string) ([]index.CVE, []index.NVDRecord, []FileInfo, error) {
+// SHA-256. A record as read is kept compressed from the moment it wins.
+func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+	store, err := newNVDStore()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
+	}
+	defer store.close()
 	byID := map[string]*feedRecord{}
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
@@ -427,6 +445,7 @@ func readFeeds(paths []string) ([]index.CVE, []index.NVDRecord, []FileInfo, erro
 			if old, ok := byID[fr.cve.Name]; ok && old.modified.After(fr.modified) {
 				return nil
 			}
+			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
 			byID[fr.cve.Name] = fr
 			return nil
 		})
@@ -441,9 +460,10 @@ func readFeeds(paths []string) ([]index.CVE, []index.NVDRecord, []FileInfo, erro
 	}
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
-	nvd := make([]index.NVDRecord, len(ids))
+	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([][]byte, len(ids))}
 	for i, id := range ids {
-		out[i], nvd[i] = byID[id].cve, byID[id].nvd
+		fr := byID[id]
+		out[i], nvd.facts[i], nvd.z[i] = fr.cve, fr.nvd.Facts, fr.z
 	}
 	return out, nvd, infos, nil
 }

@@ -3,6 +3,7 @@ package loader
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -97,26 +98,53 @@ func (r *CVE5Record) CVE() index.CVE {
 // of NVD keeps NVD's fields and gains its record's affected entries and
 // SSVC decision; a CVE only a record gives is served from the record.
 // The result is by name ascending; only says how many CVEs came from a
-// record alone.
+// record alone. The CVEs of NVD are changed in place (cves is the result
+// when no CVE comes from a record alone): a copy of them all would be a
+// build's largest allocation while it reads.
 func mergeCVE5(cves []index.CVE, recs []*CVE5Record) (out []index.CVE, only int) {
-	out = make([]index.CVE, 0, len(cves)+len(recs))
+	var alone []*CVE5Record
 	i := 0
 	for _, r := range recs {
+		for i < len(cves) && cves[i].Name < r.ID {
+			i++
+		}
+		if i < len(cves) && cves[i].Name == r.ID {
+			cves[i].Affected, cves[i].SSVC = r.Affected, r.SSVC
+			i++
+			continue
+		}
+		alone = append(alone, r)
+	}
+	if len(alone) == 0 {
+		return cves, 0
+	}
+	out = make([]index.CVE, 0, len(cves)+len(alone))
+	i = 0
+	for _, r := range alone {
 		for i < len(cves) && cves[i].Name < r.ID {
 			out = append(out, cves[i])
 			i++
 		}
-		if i < len(cves) && cves[i].Name == r.ID {
-			c := cves[i]
-			c.Affected, c.SSVC = r.Affected, r.SSVC
-			out = append(out, c)
-			i++
-			continue
-		}
 		out = append(out, r.CVE())
-		only++
 	}
-	return append(out, cves[i:]...), only
+	return append(out, cves[i:]...), len(alone)
+}
+
+// keptOfCVE5 returns what a build over cves (by name ascending) keeps of
+// a record: all of it for a CVE not in cves, which is served from its
+// record (see mergeCVE5); for a CVE of NVD, only its affected entries,
+// its SSVC decision and its dates, which are all mergeCVE5, the
+// manifest's dates and the refresh guard read of it. The rest of a
+// record (description, references, metrics) is most of its memory.
+func keptOfCVE5(cves []index.CVE) func(*CVE5Record) *CVE5Record {
+	return func(r *CVE5Record) *CVE5Record {
+		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= r.ID })
+		if i == len(cves) || cves[i].Name != r.ID {
+			return r
+		}
+		return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
+			Affected: r.Affected, SSVC: r.SSVC}
+	}
 }
 
 // MergeCVE5 adds rec to byID, where two records of one CVE meet: the later

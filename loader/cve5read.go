@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/goccy/go-json"
 	"github.com/klauspost/compress/gzip"
@@ -164,10 +165,20 @@ func ReadCVE5(path string, emit func(*CVE5Record) error) error {
 // given, merging them with MergeCVE5, and returns them by cveId, with
 // each file's size and SHA-256 (for a manifest).
 func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
+	return readCVE5Files(paths, nil)
+}
+
+// readCVE5Files is ReadCVE5Files keeping, of each record as soon as it
+// is decoded, only what keep returns of it (nil keep: all of it), which
+// must have the record's ID and Modified.
+func readCVE5Files(paths []string, keep func(*CVE5Record) *CVE5Record) ([]*CVE5Record, []FileInfo, error) {
 	byID := map[string]*CVE5Record{}
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
 		fi, err := readCVE5File(p, func(r *CVE5Record) error {
+			if keep != nil {
+				r = keep(r)
+			}
 			MergeCVE5(byID, r)
 			return nil
 		})
@@ -264,7 +275,8 @@ func openZipFile(ra io.ReaderAt, zf *zip.File, depth int, archive func(io.Reader
 		return err
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 64<<10)
+	br := getBufReader(rc)
+	defer putBufReader(br)
 	head, _ := br.Peek(len(inputMagicZip))
 	switch {
 	case bytes.HasPrefix(head, inputMagicZip):
@@ -293,6 +305,23 @@ func openZipFile(ra io.ReaderAt, zf *zip.File, depth int, archive func(io.Reader
 	return stream(br)
 }
 
+// bufReaders are the 64 KiB readers of openZipFile and decodeCVE5Stream,
+// used again: cvelistV5's bundle has a file per record, and two new ones
+// a file were most of what a build allocated while it read the records
+// (50 GB for 400k), which made the heap grow past its goal.
+var bufReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+func getBufReader(r io.Reader) *bufio.Reader {
+	br := bufReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putBufReader(br *bufio.Reader) {
+	br.Reset(nil)
+	bufReaders.Put(br)
+}
+
 // cve5Error is an error about a record of a CVE JSON 5 input, its message
 // whole.
 type cve5Error struct{ msg string }
@@ -313,7 +342,8 @@ func decodeCVE5Stream(r io.Reader, name string, skipOther bool, emit func(*CVE5R
 	fail := func(format string, args ...any) error {
 		return &cve5Error{"loader: cve5 " + name + ": " + fmt.Sprintf(format, args...)}
 	}
-	br := bufio.NewReaderSize(unnamedReads{r}, 64<<10)
+	br := getBufReader(unnamedReads{r})
+	defer putBufReader(br)
 	first, err := firstNonSpace(br)
 	if err != nil {
 		if skipOther {

@@ -110,8 +110,11 @@ type nvdReference struct {
 type feedRecord struct {
 	cve      index.CVE
 	modified time.Time
-	// nvd is the record as read and its facts, for NVD's CVE API.
+	// nvd is the record as read and its facts, for NVD's CVE API; z is
+	// the record compressed alone (see nvdStore), once readFeeds has
+	// kept it (nvd.Raw is then nil).
 	nvd index.NVDRecord
+	z   []byte
 }
 
 // decodeFeed streams the "vulnerabilities" array of one NVD CVE API 2.0

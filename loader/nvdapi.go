@@ -96,13 +96,9 @@ func isCertAlert(u string) bool {
 	return false
 }
 
-// writeNVD writes the NVD records' two files into dir and returns their
-// manifest entries.
-func writeNVD(dir string, recs []index.NVDRecord, enc *zstd.Encoder) (data, facts FileInfo, err error) {
-	p, err := index.PackNVD(recs, enc)
-	if err != nil {
-		return data, facts, err
-	}
+// writeNVD writes the NVD records' two files into dir, from the records
+// packed, and returns their manifest entries.
+func writeNVD(dir string, p *index.PackedNVD, enc *zstd.Encoder) (data, facts FileInfo, err error) {
 	if data, err = writeBlocks(filepath.Join(dir, fileNVD), p); err != nil {
 		return data, facts, fmt.Errorf("%s: %w", fileNVD, err)
 	}

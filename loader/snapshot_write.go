@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "")
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -62,8 +62,8 @@ func tablesFromData(d *index.Data) *idTables {
 // write is Write with the id tables, the inputs' dates (nil: none known),
 // force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
-// named epssFile.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string) (Manifest, error) {
+// named epssFile, and NVD's records packed (nil: d.NVD's, packed here).
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *index.PackedNVD) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -121,7 +121,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 	}
 	idRecs := ids.records()
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	enc, err := newSnapshotEncoder()
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
@@ -160,7 +160,12 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		m.Files[f.key] = fi
 	}
-	if m.Files[keyNVD], m.Files[keyNVDFacts], err = writeNVD(tmp, d.NVD, enc); err != nil {
+	if nvd == nil {
+		if nvd, err = index.PackNVD(d.NVD, enc); err != nil {
+			return m, fmt.Errorf("loader: build %s: %w", dir, err)
+		}
+	}
+	if m.Files[keyNVD], m.Files[keyNVDFacts], err = writeNVD(tmp, nvd, enc); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	raw, err := json.MarshalIndent(m, "", "  ")

@@ -94,7 +94,7 @@ func TestDeployChecksFail(t *testing.T) {
 		{"refresh.yaml", "-also-tag latest", "-also-tag stable", `sets the tags [$tag stable], not "latest" that the replicas pull`},
 		{"refresh.yaml", "claimName: vulnd-refresh", "claimName: vulnd-data", `no PersistentVolumeClaim "vulnd-data"`},
 		{"refresh.yaml", "cd /var/lib/vulnd-refresh", "cd /var/lib/vulnd", "the script works in /var/lib/vulnd, which is on no PersistentVolumeClaim"},
-		{"refresh.yaml", "                limits:\n                  memory: 6Gi\n", "", "container refresh: no memory limit"},
+		{"refresh.yaml", "                limits:\n                  memory: 7Gi\n", "", "container refresh: no memory limit"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			dir := t.TempDir()
