@@ -55,19 +55,7 @@ func prose(seed uint64, n int) string {
 // from them.
 func TestReadFeedsKeepsRecordsCompressed(t *testing.T) {
 	dir := t.TempDir()
-	f, err := os.Open(sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := realFeed(t)
 	var recs []string
 	raw := 0
 	for copy := range 10 {
@@ -188,19 +176,7 @@ func TestNVDFileIsPackOfRecordsAsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(feedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := realFeed(t)
 	_, nvd, _, err := readFeeds([]string{feedPath})
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package loader
 
 import (
-	"compress/gzip"
 	stdjson "encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,19 +89,7 @@ func TestNVDRecordsOfTheSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(feedPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := realFeed(t)
 	want := rawRecords(t, doc)
 	if ix.NVD().Len() != len(want) || len(want) != 186 {
 		t.Fatalf("%d NVD records, want the sample's %d (186)", ix.NVD().Len(), len(want))
