@@ -473,18 +473,36 @@ func checkCatalog(path string) error {
 
 // download GETs url into a temporary file beside target through fill,
 // which copies the body and checks it on the way, then checks the whole
-// file with check (if not nil). The checked file is synced and renamed to target, and the
-// directory synced. total is the expected size for progress reports (-1:
-// the Content-Length). A failure removes the temporary file and leaves
-// target as it was. It returns the answer's headers and the bytes
-// written; a 304 is ErrNotModified.
+// file with check (if not nil). The checked file is synced and renamed to
+// target, and the directory synced. total is the expected size for
+// progress reports (-1: the Content-Length). A failure removes the
+// temporary file and leaves target as it was. It returns the answer's
+// headers and the bytes written; a 304 is ErrNotModified.
 func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Header, total int64,
 	fill func(tmp io.Writer, body io.Reader) error, check func(path string) error) (http.Header, int64, error) {
+	tmpName, h, n, err := f.downloadTemp(ctx, url, filepath.Dir(target), filepath.Base(target), hdr, total, fill, check)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := os.Rename(tmpName, target); err != nil {
+		os.Remove(tmpName)
+		return nil, 0, err
+	}
+	return h, n, durable.SyncDir(filepath.Dir(target))
+}
+
+// downloadTemp is download up to the rename: it leaves the checked,
+// synced file under a temporary name in dir (starting ".name.tmp-", name
+// also naming it in progress reports) and returns that name, for a caller
+// that names the target from the file's content. The caller renames or
+// removes it.
+func (f *fetcher) downloadTemp(ctx context.Context, url, dir, name string, hdr http.Header, total int64,
+	fill func(tmp io.Writer, body io.Reader) error, check func(path string) error) (string, http.Header, int64, error) {
 	var h http.Header
 	var n int64
 	var tmpName string
 	err := f.get.Get(ctx, url, hdr, func(res *http.Response) error {
-		tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+		tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 		if err != nil {
 			return err
 		}
@@ -500,7 +518,7 @@ func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Hea
 			if total <= 0 {
 				total = res.ContentLength
 			}
-			body = &progressReader{r: body, name: filepath.Base(target), total: total, report: f.opt.Progress}
+			body = &progressReader{r: body, name: name, total: total, report: f.opt.Progress}
 		}
 		bw := bufio.NewWriterSize(tmp, 256<<10)
 		cw := &countWriter{w: bw}
@@ -528,13 +546,9 @@ func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Hea
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return "", nil, 0, err
 	}
-	if err := os.Rename(tmpName, target); err != nil {
-		os.Remove(tmpName)
-		return nil, 0, err
-	}
-	return h, n, durable.SyncDir(filepath.Dir(target))
+	return tmpName, h, n, nil
 }
 
 // progressReader reports every progressStep bytes read, and at the end.
