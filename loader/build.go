@@ -200,6 +200,10 @@ func Build(opt BuildOptions) (Manifest, error) {
 		if err := previousAffected(prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
+		if n := baselineAffected(prev.Data.CVEs, cves); n > 0 && opt.Warn != nil {
+			opt.Warn(fmt.Sprintf("-previous %s has no affected entries (built without CVE JSON 5 records): %s of it that now %s entries raise no Affected changed",
+				opt.Previous, plural(n, "CVE", "CVEs"), map[bool]string{true: "has", false: "have"}[n == 1]))
+		}
 		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, aliases, moved)
 		if err != nil {
 			return Manifest{}, err
