@@ -138,10 +138,12 @@ type state struct {
 // one is missing, when the last full run is more than opt.MaxAge old or
 // checked fewer years than asked for now),
 // then modified and recent, then the catalog, the EPSS file and the
-// cvelistV5 bundles (each unless its URL is "-"). It stops at the first
-// failure with an error naming the URL or file; the files fetched before
-// it are in place, complete and checked, and the one that failed keeps its
-// old copy and meta. Run is safe to call again after a failure: what is
+// cvelistV5 bundles (each unless its URL is "-"). A failure among NVD's
+// feeds stops it with an error naming the URL or file; the files fetched
+// before it are in place, complete and checked, and the one that failed
+// keeps its old copy and meta. A failure of one of the other sources
+// does not stop the ones after it: Run ends with a *SourceError listing
+// them, each source that failed keeping its old copy. Run is safe to call again after a failure: what is
 // already there is not downloaded again, and it first removes the
 // temporary files a killed run left. It must not run twice at once on one
 // directory.
@@ -179,33 +181,73 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		}
 		note(n+".json.gz", fetched)
 	}
+	// The other sources each keep their own old copy on a failure, so one
+	// that fails (GitHub or FIRST down) does not keep the others, or a
+	// build from NVD's fresh feeds, from going on.
+	var failed []error
+	source := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err // stopped: no further source
+		}
+		failed = append(failed, err)
+		return nil
+	}
 	if f.opt.CWEURL != "-" {
 		fetched, err := f.cwe(ctx, &st)
-		if err != nil {
-			return res, err
+		if err == nil {
+			note(CWEName, fetched)
+			err = f.writeState(st)
 		}
-		note(CWEName, fetched)
-		if err := f.writeState(st); err != nil {
+		if err := source(err); err != nil {
 			return res, err
 		}
 	}
 	if f.opt.EPSSURL != "-" {
 		name, fetched, err := f.epss(ctx, &st)
-		if err != nil {
+		if err == nil {
+			note(name, fetched)
+		}
+		if err := source(err); err != nil {
 			return res, err
 		}
-		note(name, fetched)
 	}
 	if f.opt.CVE5URL != "-" {
-		if err := f.cve5(ctx, &st, note); err != nil {
+		if err := source(f.cve5(ctx, &st, note)); err != nil {
 			return res, err
 		}
 	}
 	if full {
 		st.LastFull, st.FullFirstYear, st.FullLastYear = now, f.opt.FirstYear, f.opt.LastYear
 	}
-	return res, f.writeState(st)
+	if err := f.writeState(st); err != nil {
+		return res, err
+	}
+	if len(failed) > 0 {
+		return res, &SourceError{Errs: failed}
+	}
+	return res, nil
 }
+
+// SourceError is Run's error when NVD's feeds are all in place and
+// current but another source (the CWE catalog, the EPSS file, cvelistV5's
+// bundles) failed: each of those kept its old copy, and the sources after
+// it were still fetched.
+type SourceError struct {
+	Errs []error
+}
+
+func (e *SourceError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e *SourceError) Unwrap() []error { return e.Errs }
 
 type fetcher struct {
 	opt Options
