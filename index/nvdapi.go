@@ -230,6 +230,8 @@ type NVD struct {
 	strID  map[string]uint32
 	pool   []uint32
 	source []string // sourceIdentifier by id
+	// words is keywordSearch's word index, made on first use (nvdwords.go).
+	words nvdWordsOnce
 }
 
 type nvdRec struct {

@@ -91,6 +91,16 @@ func (ix *Index) SearchNVD(q *NVDQuery) NVDResult {
 		return NVDResult{}
 	}
 	var ids []int32
+	if q.Keywords != nil || q.Phrase != "" {
+		if set := ix.keywordCandidates(q); set != nil {
+			eachSet(set, func(p int32) {
+				if ix.nvdMatch(q, p, &m) {
+					ids = append(ids, p)
+				}
+			})
+			return NVDResult{ids: ids, n: len(ids)}
+		}
+	}
 	for p := range n.recs {
 		if ix.nvdMatch(q, int32(p), &m) {
 			ids = append(ids, int32(p))
@@ -299,11 +309,7 @@ func containsID(ids []uint32, id uint32) bool {
 // order, letter case ignored; with keywordExactMatch the whole phrase
 // does, and ends where a word ends.
 func (ix *Index) keywordsMatch(q *NVDQuery, key uint64) bool {
-	p, ok := ix.cveByName[key]
-	if !ok {
-		return false
-	}
-	text := summaryText(ix.cveBodies[p])
+	text := ix.nvdSummary(key) // nil for a CVE the index lacks: no word
 	if q.Phrase != "" {
 		return findWord(text, q.Phrase, true)
 	}
