@@ -347,6 +347,16 @@ func TestNVDParameters(t *testing.T) {
 			}
 			return false
 		}, -1},
+		{"cvssV4Metrics=AV:N/AC:L", func(r map[string]any) bool {
+			_, vecs := metricsOf(r, "cvssMetricV40")
+			for _, v := range vecs {
+				parts := strings.Split(v, "/")
+				if slices.Contains(parts, "AV:N") && slices.Contains(parts, "AC:L") {
+					return true
+				}
+			}
+			return false
+		}, -1},
 		{"cvssV2Metrics=AV:N/AC:L/Au:N/C:C/I:C/A:C", func(r map[string]any) bool {
 			_, vecs := metricsOf(r, "cvssMetricV2")
 			return slices.Contains(vecs, "AV:N/AC:L/Au:N/C:C/I:C/A:C")
@@ -377,6 +387,9 @@ func TestNVDParameters(t *testing.T) {
 		}
 		if tc.n >= 0 && len(want) != tc.n {
 			t.Errorf("?%s: the sample has %d such records, the test expected %d", tc.query, len(want), tc.n)
+		}
+		if tc.n < 0 && (len(want) == 0 || len(want) == len(order)) {
+			t.Errorf("?%s: %d of the sample's %d records match: a filter the sample does not exercise", tc.query, len(want), len(order))
 		}
 	}
 }
