@@ -182,9 +182,6 @@ func (r HistoryResult) at(i int) int32 {
 	return int32(r.lo + i)
 }
 
-// HistoryLen is the number of changes the snapshot's history holds.
-func (ix *Index) HistoryLen() int { return len(ix.history) }
-
 // SearchHistory returns the changes that match q.
 func (ix *Index) SearchHistory(q *HistoryQuery) HistoryResult {
 	recs := ix.history
