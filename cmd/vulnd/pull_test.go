@@ -885,3 +885,45 @@ func m2ID(t *testing.T, dir string) string {
 	}
 	return id
 }
+
+// TestPublishChecksSumsValidateDecodes: publish checks a snapshot by its
+// sums, not by decoding it again: a manifest whose counts are not the
+// data's (its files untouched) passes, and publish -validate, which
+// checks it as vulnd validate does, refuses it (exit 1, one line, no tag).
+func TestPublishChecksSumsValidateDecodes(t *testing.T) {
+	reg := startRegistry(t)
+	snap := filepath.Join(t.TempDir(), "snap")
+	version(t, snap, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	path := filepath.Join(snap, loader.ManifestName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lied := bytes.Replace(raw, []byte(`"cves": 50,`), []byte(`"cves": 51,`), 1)
+	if bytes.Equal(lied, raw) {
+		t.Fatalf("no \"cves\": 50 in %s", raw)
+	}
+	if err := os.WriteFile(path, lied, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "oci://" + reg.addr + "/vulnd/snapshots"
+	var out, errb bytes.Buffer
+	if code := run([]string{"publish", "-plain-http", "-validate", "-to", base + ":checked", snap}, &out, &errb); code != 1 {
+		t.Fatalf("publish -validate: exit %d, want 1: %s", code, errb.String())
+	}
+	if line := errb.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, "counts") {
+		t.Errorf("publish -validate said %q, want one line about the counts", line)
+	}
+	ref, _ := oci.ParseRef(base + ":checked")
+	repo, err := oci.Repository(ref, oci.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Resolve(context.Background(), "checked"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("the tag exists after a refused publish -validate (%v)", err)
+	}
+	errb.Reset()
+	if code := run([]string{"publish", "-plain-http", "-to", base + ":sums", snap}, &out, &errb); code != 0 {
+		t.Errorf("publish (by sums): exit %d, want 0: %s", code, errb.String())
+	}
+}
