@@ -702,21 +702,23 @@ func (p *recordingProxy) take() (puts, gets []string) {
 	return puts, gets
 }
 
-// chunkySnapshot writes a snapshot of 3,000 CVEs whose CVE file has
-// several chunks (each CVE carries 6 kB of text); the first changed CVEs
-// have another text of the same length and a later lastModified, so the
-// chunks of the others stay as they are.
+// chunkySnapshot writes a snapshot of 800 CVEs whose CVE file has
+// several chunks (each CVE carries 24 kB of text, a slice of a random
+// pool); the first changed CVEs have another text of the same length and
+// a later lastModified, so the chunks of the others stay as they are.
 func chunkySnapshot(t *testing.T, dir string, changed int, at time.Time) {
 	t.Helper()
 	d := &index.Data{CWEs: []index.CWE{{Name: "CWE-79", Description: "x", Type: "Weakness Base", CreatedAt: "2006-07-19 00:00:00Z", UpdatedAt: "2006-07-19 00:00:00Z"}}}
 	r := rand.New(rand.NewPCG(1, 2))
-	text := make([]byte, 6000)
-	for i := range 3000 {
-		for k := range text {
-			text[k] = "abcdefghijklmnopqrstuvwxyz     "[r.IntN(31)]
-		}
+	pool := make([]byte, 1<<16)
+	for k := range pool {
+		pool[k] = "abcdefghijklmnopqrstuvwxyz     "[r.IntN(31)]
+	}
+	const size = 24000
+	for i := range 800 {
+		off := r.IntN(len(pool) - size)
 		c := index.CVE{
-			Name: fmt.Sprintf("CVE-2024-%05d", i+1), Summary: string(text),
+			Name: fmt.Sprintf("CVE-2024-%05d", i+1), Summary: string(pool[off : off+size]),
 			CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z",
 			CPEs: []index.CPE{{ID: 1, URI: "cpe:2.3:a:v:p:1:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "1"}},
 			CWEs: []string{"CWE-79"},
@@ -758,7 +760,7 @@ func TestPublishPullOnlyChanged(t *testing.T) {
 	tmp := t.TempDir()
 	v1, v2 := filepath.Join(tmp, "v1"), filepath.Join(tmp, "v2")
 	chunkySnapshot(t, v1, 0, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	chunkySnapshot(t, v2, 20, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	chunkySnapshot(t, v2, 5, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
 	m1, m2 := readSnapshotManifest(t, v1), readSnapshotManifest(t, v2)
 	if n := len(m2.Files["cves"].Chunks); n < 4 {
 		t.Fatalf("the CVE file has %d chunks, want 4 or more for this test", n)
