@@ -525,7 +525,10 @@ func (t *entryTable) stab(r int32) []int32 {
 func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entryTable {
 	b := newEntryTableBuilder()
 	d := ix.details
-	var all, picked []AffectedEntry
+	var (
+		all, picked []AffectedEntry
+		text        []byte
+	)
 	for _, pos := range cves {
 		r := d.cves[pos]
 		if r.keys == 0 {
@@ -539,7 +542,8 @@ func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entry
 			// A fresh slice each time: decoding into a used one keeps the
 			// members an element's JSON lacks (lessThan) from the last.
 			all = nil
-			if err := json.Unmarshal([]byte(d.strs[r.affected]), &all); err != nil {
+			text = d.appendText(text[:0], r.affected)
+			if err := json.Unmarshal(text, &all); err != nil {
 				break // Check refuses such a snapshot; a load does not decode it
 			}
 			picked = picked[:0]
