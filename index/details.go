@@ -549,16 +549,21 @@ func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"affected":`...)
+	var far farReader
+	if d.far != nil {
+		far = d.far.reader()
+		defer far.release()
+	}
 	if r.affected == 0 {
 		dst = append(dst, "[]"...)
 	} else {
-		dst = d.appendText(dst, r.affected)
+		dst = d.appendTextWith(&far, dst, r.affected)
 	}
 	dst = append(dst, `,"ssvc":`...)
 	if r.ssvc == 0 {
 		dst = append(dst, "null"...)
 	} else {
-		dst = d.appendText(dst, r.ssvc)
+		dst = d.appendTextWith(&far, dst, r.ssvc)
 	}
 	dst = append(dst, `,"epss":`...)
 	dst = ix.appendEPSS(dst, p)

@@ -50,35 +50,76 @@ func (f *farTexts) isFar(id uint32) bool { return f != nil && f.kind[id] != 0 }
 // farBufs are the buffers blocks are decoded into.
 var farBufs = sync.Pool{New: func() any { return new([]byte) }}
 
+// farReader reads far texts, decoding a block once for the texts it
+// holds that are read one after the other (a CVE's entries and its SSVC
+// decision are mostly in one block). Its buffer is pooled: release it.
+type farReader struct {
+	f    *farTexts
+	k    int    // the block in data; -1 for none
+	data []byte // block k decoded
+	buf  *[]byte
+}
+
+func (f *farTexts) reader() farReader { return farReader{f: f, k: -1} }
+
 // appendTo appends far text id to dst; ok is false if its block does not
 // decode, which a block compressed at load never fails to.
-func (f *farTexts) appendTo(dst []byte, id uint32) ([]byte, bool) {
+func (r *farReader) appendTo(dst []byte, id uint32) ([]byte, bool) {
+	f := r.f
 	lo, hi := f.at[id], f.at[id+1]
 	k, found := slices.BinarySearch(f.starts, lo)
 	if !found {
 		k--
 	}
-	block := f.blocks[k]
-	n, err := s2.DecodedLen(block)
-	if err != nil || uint64(n) < hi-f.starts[k] {
+	if k != r.k {
+		r.k = -1
+		block := f.blocks[k]
+		n, err := s2.DecodedLen(block)
+		if err != nil {
+			return dst, false
+		}
+		if r.buf == nil {
+			r.buf = farBufs.Get().(*[]byte)
+		}
+		if cap(*r.buf) < n {
+			*r.buf = make([]byte, max(n, farBlockTarget*2))
+		}
+		if r.data, err = s2.Decode((*r.buf)[:n], block); err != nil {
+			return dst, false
+		}
+		r.k = k
+	}
+	from, to := lo-f.starts[k], hi-f.starts[k]
+	if to > uint64(len(r.data)) {
 		return dst, false
 	}
-	bp := farBufs.Get().(*[]byte)
-	if cap(*bp) < n {
-		*bp = make([]byte, max(n, farBlockTarget*2))
+	return append(dst, r.data[from:to]...), true
+}
+
+// release gives the reader's buffer back to the pool.
+func (r *farReader) release() {
+	if r.buf != nil {
+		farBufs.Put(r.buf)
+		*r = farReader{f: r.f, k: -1}
 	}
-	out, err := s2.Decode((*bp)[:n], block)
-	if err == nil {
-		dst = append(dst, out[lo-f.starts[k]:hi-f.starts[k]]...)
-	}
-	farBufs.Put(bp)
-	return dst, err == nil
 }
 
 // appendText appends text id of d's table to dst, far or not.
 func (d *Details) appendText(dst []byte, id uint32) []byte {
 	if d.far.isFar(id) {
-		dst, _ = d.far.appendTo(dst, id)
+		r := d.far.reader()
+		dst, _ = r.appendTo(dst, id)
+		r.release()
+		return dst
+	}
+	return append(dst, d.strs[id]...)
+}
+
+// appendTextWith is appendText reading a far text with r (r's Details'
+// far texts), so that texts in one block decode it once.
+func (d *Details) appendTextWith(r *farReader, dst []byte, id uint32) []byte {
+	if d.far.isFar(id) {
+		dst, _ = r.appendTo(dst, id)
 		return dst
 	}
 	return append(dst, d.strs[id]...)

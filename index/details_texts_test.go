@@ -262,3 +262,50 @@ func FuzzAppendUnescaped(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendDetailsEntries: GET /cve/{name}/details of a CVE with
+// affected entries and an SSVC decision, from a Details as a build makes
+// it (the texts as strings, as a load kept them before) and as a load
+// makes it (the JSON texts compressed, a block decoded per request).
+func BenchmarkAppendDetailsEntries(b *testing.B) {
+	cves := manyEntryCVEs(3000)
+	db := NewDetailsBuilder()
+	for i := range cves {
+		if err := db.Add(&cves[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	built := db.Details()
+	var lines [][]byte
+	for i := range built.Len() {
+		lines = append(lines, built.AppendLine(nil, i))
+	}
+	loaded, err := loadTexts(b, built.Strings(), 700, lines)
+	if err != nil {
+		b.Fatal(err)
+	}
+	entries := make([]CVEEntry, len(cves))
+	for i := range cves {
+		if entries[i], err = ScanCVE(EncodeCVE(&cves[i])); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		d    *Details
+	}{{"strings", built}, {"compressed", loaded}} {
+		ix, err := BuildEntries(nil, entries, tc.d, nil, Meta{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 4096)
+			for i := 0; b.Loop(); i++ {
+				if buf, err = ix.AppendDetails(buf[:0], cves[i*7%len(cves)].Name); err != nil || len(buf) < 500 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
