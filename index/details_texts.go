@@ -185,17 +185,19 @@ func (l *TextsLoader) ParsePiece(p, first int, data []byte) error {
 	l.seen[p] = true
 	pc := &l.pieces[p]
 	pc.first = first
-	var (
-		cur     []byte // the block being filled: its decoded texts
-		scratch []byte // s2's output
-	)
+	var cur []byte // the block being filled: its decoded texts
 	flush := func() {
 		if len(cur) == 0 {
 			return
 		}
-		scratch = s2.Encode(scratch[:cap(scratch)], cur)
+		if pc.data == nil {
+			pc.data = make([]byte, 0, len(data)/4) // JSON compresses some 5 times
+		}
+		n := len(pc.data)
+		pc.data = slices.Grow(pc.data, s2.MaxEncodedLen(len(cur)))
+		enc := s2.Encode(pc.data[n:cap(pc.data)], cur) // in place: big enough
+		pc.data = pc.data[:n+len(enc)]
 		pc.starts = append(pc.starts, pc.size)
-		pc.data = append(pc.data, scratch...)
 		pc.ends = append(pc.ends, len(pc.data))
 		pc.size += uint64(len(cur))
 		cur = cur[:0]
@@ -239,7 +241,9 @@ func (l *TextsLoader) ParsePiece(p, first int, data []byte) error {
 		l.far.at[n+1] = pc.size + uint64(len(cur))
 	}
 	flush()
-	pc.data = slices.Clone(pc.data) // at its size: the rest is garbage now
+	if cap(pc.data)-len(pc.data) > len(pc.data)/8 {
+		pc.data = slices.Clone(pc.data) // at its size: the rest is garbage now
+	}
 	return nil
 }
 
@@ -305,8 +309,13 @@ func appendUnescaped(dst, lit []byte) (_ []byte, ok bool) {
 	}
 	mark := len(dst)
 	s := lit[1 : len(lit)-1]
+	// The text is no longer than s: written in place, byte by byte, with
+	// no call per run between escapes (most escapes here are \", a few
+	// bytes apart).
+	dst = slices.Grow(dst, len(s))
+	out := dst[mark : mark+len(s)]
 	var high byte
-	start := 0
+	j := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '\\' {
@@ -314,26 +323,27 @@ func appendUnescaped(dst, lit []byte) (_ []byte, ok bool) {
 				return dst[:mark], false
 			}
 			high |= c
+			out[j] = c
+			j++
 			continue
 		}
-		dst = append(dst, s[start:i]...)
 		if i+1 >= len(s) {
 			return dst[:mark], false
 		}
 		i++
 		switch e := s[i]; e {
 		case '"', '\\', '/':
-			dst = append(dst, e)
+			out[j] = e
 		case 'b':
-			dst = append(dst, '\b')
+			out[j] = '\b'
 		case 'f':
-			dst = append(dst, '\f')
+			out[j] = '\f'
 		case 'n':
-			dst = append(dst, '\n')
+			out[j] = '\n'
 		case 'r':
-			dst = append(dst, '\r')
+			out[j] = '\r'
 		case 't':
-			dst = append(dst, '\t')
+			out[j] = '\t'
 		case 'u':
 			if i+4 >= len(s) {
 				return dst[:mark], false
@@ -354,15 +364,16 @@ func appendUnescaped(dst, lit []byte) (_ []byte, ok bool) {
 			if utf16.IsSurrogate(r) {
 				return dst[:mark], false
 			}
-			dst = utf8.AppendRune(dst, r)
+			j += utf8.EncodeRune(out[j:], r) // at most 3 bytes for the 6 of \uXXXX
 			i += 4
+			continue
 		default:
 			return dst[:mark], false
 		}
-		start = i + 1
+		j++
 	}
 	if high >= utf8.RuneSelf && !utf8.Valid(s) {
 		return dst[:mark], false
 	}
-	return append(dst, s[start:]...), true
+	return dst[:mark+j], true
 }
