@@ -519,6 +519,16 @@ func (t *entryTable) stab(r int32) []int32 {
 	return out
 }
 
+// entryRules is what an entry table reads of an affected entry: its
+// default status and version objects. Decoding only them leaves the
+// names, CPEs and platforms undecoded, which would be garbage at once: a
+// product's first query decodes the entries of each of its CVEs, and
+// WarmVersionTables does it for the biggest products right after a load.
+type entryRules struct {
+	DefaultStatus *string           `json:"default_status"`
+	Versions      []AffectedVersion `json:"versions"`
+}
+
 // entryTable builds the table of the product named vendorName and
 // productName from the CVEs at positions cves (those listed through
 // their entries among them).
@@ -526,8 +536,9 @@ func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entry
 	b := newEntryTableBuilder()
 	d := ix.details
 	var (
-		all, picked []AffectedEntry
-		text        []byte
+		all    []entryRules
+		picked []AffectedEntry
+		text   []byte
 	)
 	for _, pos := range cves {
 		r := d.cves[pos]
@@ -549,7 +560,7 @@ func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entry
 			picked = picked[:0]
 			it.eachEntry(func(i int) bool {
 				if i < len(all) {
-					picked = append(picked, all[i])
+					picked = append(picked, AffectedEntry{DefaultStatus: all[i].DefaultStatus, Versions: all[i].Versions})
 				}
 				return true
 			})
