@@ -82,12 +82,14 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	// The index reorders the details it is given; the file keeps them in
-	// the order of the CVE bodies, so it gets its own.
-	check, err := buildDetails(d.CVEs)
+	// The details are built once: the index reorders the details it is
+	// given, so it gets a copy of their per-CVE records, and the file
+	// keeps them in the order of the CVE bodies.
+	details, err := buildDetails(d.CVEs)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
+	check := details.Reorderable()
 	if epss != nil {
 		epss = epss.only(d.CVEs)
 		m.EPSS = epssInfo(epss, epssFile)
@@ -98,10 +100,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	m.Counts = ix.Counts()
 	ix, entries, check = nil, nil, nil
-	details, err := buildDetails(d.CVEs)
-	if err != nil {
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
 
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
