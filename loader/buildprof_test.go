@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 // TestBuildProfile profiles a build of the synthetic data in
 // $VULND_BUILD_PROFILE (bench/synth's output: go run -C bench ./synth -o
 // DIR -cves 100000 -seed 1 -cve5), writing cpu.pprof and heap.pprof
-// (the heap when the records are merged and at the end of the build)
+// (the heap when the records are merged, at the end of the build, and
+// when the most was live: heap-read, heap-writ, heap-peak)
 // into $VULND_BUILD_PROFILE_OUT; VULND_BUILD_PROFILE_NVD=1 leaves out
 // cves.zip. It is skipped without them: it is a tool, not a test.
 func TestBuildProfile(t *testing.T) {
@@ -35,6 +37,27 @@ func TestBuildProfile(t *testing.T) {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		t.Fatal(err)
 	}
+	// The heap after the collection that found the most live memory.
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var most uint64
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > most*21/20 {
+				most = live
+				writeHeapProfile(t, filepath.Join(out, "heap-peak.pprof"), false)
+				t.Logf("live heap %d MB", live>>20)
+			}
+		}
+	}()
 	start := time.Now()
 	_, err = Build(BuildOptions{
 		CWECatalog: filepath.Join(dir, "cwec_synth.xml"),
@@ -44,19 +67,23 @@ func TestBuildProfile(t *testing.T) {
 		Stage: func(name string, took time.Duration, detail string) {
 			t.Logf("%s: %v %s", name, took, detail)
 			if name == "read CVE JSON 5 records" || name == "write snapshot" {
-				writeHeapProfile(t, filepath.Join(out, "heap-"+name[:4]+".pprof"))
+				writeHeapProfile(t, filepath.Join(out, "heap-"+name[:4]+".pprof"), true)
 			}
 		},
 	})
 	pprof.StopCPUProfile()
+	close(stop)
+	<-watched
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("build took %v", time.Since(start))
 }
 
-func writeHeapProfile(t *testing.T, path string) {
-	runtime.GC()
+func writeHeapProfile(t *testing.T, path string, gc bool) {
+	if gc {
+		runtime.GC()
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
