@@ -215,7 +215,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, true)
 	if err != nil {
 		return m, err
 	}

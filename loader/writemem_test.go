@@ -1,9 +1,13 @@
 package loader
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vulnd/vulnd/index"
@@ -57,4 +61,62 @@ func writeAllocs(t *testing.T, d *index.Data) uint64 {
 	}
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestWriteSpendsDetailsFields: a build's write lets go of its CVEs'
+// affected entries, SSVC decisions, entry keys and KEV entries once the
+// details hold them (before the bodies and the index, the write's peak),
+// and writes the same files as a write that keeps them.
+func TestWriteSpendsDetailsFields(t *testing.T) {
+	snap := func(spend bool) (map[string][]byte, []index.CVE) {
+		cves, err := ReadFeeds([]string{sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(cves, func(a, b index.CVE) int { return strings.Compare(a.Name, b.Name) })
+		recs, _, err := ReadCVE5Files([]string{sharedPath(t, "cve5/cvelistV5-sample.json.gz"), sharedPath(t, "cve5/vulnrichment-sample.json.gz")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		aliases, err := DefaultAliases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cves, _ = mergeCVE5(cves, recs)
+		setEntryKeys(cves, aliases)
+		d := &index.Data{CVEs: cves}
+		dir := filepath.Join(t.TempDir(), "snap")
+		if _, err := write(dir, d, tablesFromData(d), buildTime, nil, nil, false, nil, "", nil, spend); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string][]byte{}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if files[e.Name()], err = os.ReadFile(filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return files, d.CVEs
+	}
+	kept, keptCVEs := snap(false)
+	spent, spentCVEs := snap(true)
+	for name, b := range kept {
+		if !bytes.Equal(spent[name], b) {
+			t.Errorf("%s differs when the write spends the CVEs' details fields", name)
+		}
+	}
+	var n [3]int
+	for i := range keptCVEs {
+		c := keptCVEs[i]
+		n[0], n[1], n[2] = n[0]+min(len(c.Affected), 1), n[1]+min(len(c.EntryKeys), 1), n[2]+len(c.Metrics)
+		if c := spentCVEs[i]; c.Affected != nil || c.SSVC != nil || c.EntryKeys != nil || c.KEV != nil {
+			t.Errorf("%s: details fields kept", c.Name)
+		}
+	}
+	if n[0] == 0 || n[1] == 0 || n[2] == 0 || len(kept) < 8 {
+		t.Fatalf("%v CVEs with entries, with entry keys, metrics; %d files: the test tests nothing", n, len(kept))
+	}
 }
