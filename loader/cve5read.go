@@ -254,11 +254,11 @@ var cve5EntryHook func()
 
 // readCVE5Zip reads the records of every file of the zip archive ra, in
 // archive order; name is the archive's, for errors. The files are
-// decompressed and decoded on every core, a batch at a time, and their
-// records passed to emit in archive order, as if they were read one
-// after the other: the first error in that order is the one reported,
-// and nothing after it is emitted. A zip archive inside it is read when
-// its turn comes.
+// decompressed and decoded on every core, a batch at a time (the next
+// while one is passed on), and their records passed to emit in archive
+// order, as if they were read one after the other: the first error in
+// that order is the one reported, and nothing after it is emitted. A zip
+// archive inside it is read when its turn comes.
 func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*CVE5Record) *CVE5Record, emit func(*CVE5Record) error) error {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -279,10 +279,11 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*
 			return err
 		}
 	}
+	// decode starts decoding the files of batch on every core; wait
+	// waits for them.
 	workers := runtime.GOMAXPROCS(0)
-	results := make([]zipEntryRecords, min(cve5Batch, len(files)))
-	for lo := 0; lo < len(files); lo += cve5Batch {
-		batch := files[lo:min(lo+cve5Batch, len(files))]
+	decode := func(batch []*zip.File) (results []zipEntryRecords, wait func()) {
+		results = make([]zipEntryRecords, len(batch))
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for range min(workers, len(batch)) {
@@ -298,7 +299,6 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*
 						cve5EntryHook()
 					}
 					res := &results[i]
-					*res = zipEntryRecords{}
 					res.err = openZipFile(ra, batch[i], depth, nil, stream(name+":"+batch[i].Name, func(r *CVE5Record) error {
 						if keep != nil {
 							r = keep(r)
@@ -309,7 +309,10 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*
 				}
 			}()
 		}
-		wg.Wait()
+		return results, wg.Wait
+	}
+	// pass passes on the records of batch in archive order.
+	pass := func(batch []*zip.File, results []zipEntryRecords) error {
 		for i, zf := range batch {
 			entry := name + ":" + zf.Name
 			err := results[i].err
@@ -330,9 +333,24 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*
 					return err
 				}
 			}
-			results[i] = zipEntryRecords{}
 		}
+		return nil
 	}
+	// The next batch is decoded while one is passed on.
+	batchAt := func(lo int) []*zip.File { return files[lo:min(lo+cve5Batch, len(files))] }
+	batch := batchAt(0)
+	results, wait := decode(batch)
+	for lo := 0; lo < len(files); lo += cve5Batch {
+		wait()
+		next := batchAt(min(lo+cve5Batch, len(files)))
+		nextResults, nextWait := decode(next)
+		if err := pass(batch, results); err != nil {
+			nextWait()
+			return err
+		}
+		batch, results, wait = next, nextResults, nextWait
+	}
+	wait()
 	return nil
 }
 
