@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vulnd/vulnd/index"
 )
@@ -118,5 +120,37 @@ func TestWriteSpendsDetailsFields(t *testing.T) {
 	}
 	if n[0] == 0 || n[1] == 0 || n[2] == 0 || len(kept) < 8 {
 		t.Fatalf("%v CVEs with entries, with entry keys, metrics; %d files: the test tests nothing", n, len(kept))
+	}
+}
+
+// TestBuildReturnsRecordGarbage: once a build has read the JSON 5
+// records, what decoding them left is collected and returned to the OS
+// (a forced collection by the end of that stage), so the write does not
+// grow beside it.
+func TestBuildReturnsRecordGarbage(t *testing.T) {
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	var before, after uint64
+	_, err := Build(BuildOptions{
+		CWECatalog: sharedPath(t, "cwe/cwec_v4.15.xml.zip"),
+		Feeds:      []string{sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), sharedPath(t, "cve5/cvelistV5-sample.json.gz")},
+		Out:        filepath.Join(t.TempDir(), "snap"), Time: buildTime,
+		Stage: func(name string, _ time.Duration, _ string) {
+			switch name {
+			case "pack NVD records":
+				before = forced()
+			case "read CVE JSON 5 records":
+				after = forced()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("no forced collection while the records were read (%d, then %d)", before, after)
 	}
 }
