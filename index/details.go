@@ -157,11 +157,22 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	return nil
 }
 
-// Details returns what was added; the builder is not to be used again.
+// Details returns what was added; the builder is not to be used again
+// (its map of the texts is let go: the details outlive it).
 func (b *DetailsBuilder) Details() *Details {
 	d := &b.d
 	d.strs, d.cves, d.metrics[0], d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics[0]), slices.Clip(d.kevs)
+	b.ids = nil
 	return d
+}
+
+// Reorderable returns details that BuildEntries may put in list order
+// while d keeps the order it was built in: the CVEs' small records are
+// copied, the texts, metrics and KEV entries (which BuildEntries never
+// changes) are shared. A build writes d and checks the copy, rather than
+// building the details twice.
+func (d *Details) Reorderable() *Details {
+	return &Details{strs: d.strs, cves: slices.Clone(d.cves), metrics: d.metrics, kevs: d.kevs}
 }
 
 // emptyDetails is the details of n CVEs without status, KEV or metrics.
