@@ -225,7 +225,8 @@ type NVD struct {
 	recs   []nvdRec
 	byName map[uint64]int32
 	// strs are interned texts (kind byte and text: see the nvdKind*
-	// constants); pool holds, for each record, the ids of its texts.
+	// constants); pool holds, for each record, the ids of its texts
+	// (never of a source).
 	strs   []string
 	strID  map[string]uint32
 	pool   []uint32
@@ -271,6 +272,9 @@ const (
 	nvdKindV2  = '2'
 	nvdKindV3  = '3'
 	nvdKindV4  = '4'
+	// nvdKindSource is a sourceIdentifier: the sources are also kept
+	// apart (NVD.source), by their order among the texts.
+	nvdKindSource = 's'
 )
 
 // nvdSeverities are the severities in bit order within a version.
@@ -285,11 +289,33 @@ func sevBit(version int, severity string) uint16 {
 	return 0
 }
 
-// NewNVD makes the store from the stored form: data holds the blocks'
-// frames back to back, facts are the records in the order served. It
-// checks what it can without decoding a block.
+// NewNVD makes the store from the stored form of format 6: data holds
+// the blocks' frames back to back, facts are the records in the order
+// served. It checks what it can without decoding a block.
 func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
-	n := &NVD{data: data, blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
+	n, err := nvdFromFacts(blocks, facts)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.setData(data); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// setData gives n its blocks' frames, which must be exactly the size its
+// blocks add up to.
+func (n *NVD) setData(data []byte) error {
+	if off := n.blocks[len(n.blocks)-1]; off != int64(len(data)) {
+		return fmt.Errorf("%w: NVD blocks of %d bytes for %d bytes", ErrInvalid, off, len(data))
+	}
+	n.data = data
+	return nil
+}
+
+// nvdFromFacts makes the store of facts, in blocks, without its data.
+func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
+	n := &NVD{blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
 		byName: make(map[uint64]int32, len(facts)), strID: map[string]uint32{}}
 	var off int64
 	r := 0
@@ -307,8 +333,8 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			r++
 		}
 	}
-	if off != int64(len(data)) || r != len(facts) {
-		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d bytes and %d facts", ErrInvalid, off, r, len(data), len(facts))
+	if r != len(facts) {
+		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d facts", ErrInvalid, off, r, len(facts))
 	}
 	sources := map[string]uint32{}
 	var tb []byte // a text being looked up
@@ -361,20 +387,17 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			s = uint32(len(n.source))
 			sources[f.Source] = s
 			n.source = append(n.source, f.Source)
+			// Among the texts too, in the same order, which is how a
+			// snapshot of format 7 stores the sources.
+			tb, _ = n.intern(tb, nvdKindSource, f.Source)
 		}
 		rec.source = s
 		rec.lo = uint32(len(n.pool))
 		// Each text is looked up by its bytes (no string is made unless
 		// it is new): a kind byte, then the text.
 		add := func(kind byte, text string) {
-			tb = append(append(tb[:0], kind), text...)
-			id, ok := n.strID[string(tb)]
-			if !ok {
-				id = uint32(len(n.strs))
-				k := string(tb)
-				n.strID[k] = id
-				n.strs = append(n.strs, k)
-			}
+			var id uint32
+			tb, id = n.intern(tb, kind, text)
 			if !slices.Contains(n.pool[rec.lo:], id) {
 				n.pool = append(n.pool, id)
 			}
@@ -399,6 +422,20 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 		rec.n = uint16(len(n.pool) - int(rec.lo))
 	}
 	return n, nil
+}
+
+// intern adds the text of kind (a kind byte, then the text) to the texts
+// unless they hold it, and returns its id; tb is a buffer for its key.
+func (n *NVD) intern(tb []byte, kind byte, text string) ([]byte, uint32) {
+	tb = append(append(tb[:0], kind), text...)
+	id, ok := n.strID[string(tb)]
+	if !ok {
+		k := string(tb)
+		id = uint32(len(n.strs))
+		n.strID[k] = id
+		n.strs = append(n.strs, k)
+	}
+	return tb, id
 }
 
 // BuildNVD packs recs and makes their store: for tests and for Build.
