@@ -1,11 +1,15 @@
 package loader
 
 import (
+	"bytes"
 	stdjson "encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vulnd/vulnd/index"
 )
@@ -56,8 +60,8 @@ func TestNVDRecordsKeptAsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Version != 6 || m.Files[keyNVD].Records != 2 || m.Files[keyNVDFacts].Records != 2 {
-		t.Errorf("manifest: version %d, %d NVD records, %d facts; want 6, 2, 2", m.Version, m.Files[keyNVD].Records, m.Files[keyNVDFacts].Records)
+	if m.Version != FormatVersion || m.Files[keyNVD].Records != 2 || m.Files[keyNVDFacts].Records != 2 {
+		t.Errorf("manifest: version %d, %d NVD records, %d facts; want %d, 2, 2", m.Version, m.Files[keyNVD].Records, m.Files[keyNVDFacts].Records, FormatVersion)
 	}
 	got, err := ix.NVD().AppendRaw(nil, "cve-2024-0001")
 	if err != nil {
@@ -182,5 +186,51 @@ func TestNVDFilesDamaged(t *testing.T) {
 	setChunks(t, renamed, keyNVDFacts, [][]byte{zstdFrame(t, text2)}, []int64{int64(len(text2))}, []int{2})
 	if _, err := Validate(renamed); err == nil || !strings.Contains(err.Error(), `record 2 is "CVE-2024-0002", its facts say CVE-2024-0003`) {
 		t.Errorf("Validate of facts naming another CVE: %v", err)
+	}
+}
+
+// TestNVDFormat6StillServed: the real sample written as format 6 (facts
+// as JSON lines) and as format 7 (number lines over a text table) loads
+// and validates to the very same NVD store, so every query and page
+// answers the same; each has the facts file of its format.
+func TestNVDFormat6StillServed(t *testing.T) {
+	dir := t.TempDir()
+	inputs := []string{sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), sharedPath(t, "cve5/cvelistV5-sample.json.gz")}
+	load := func(version int) (*index.Index, Manifest) {
+		t.Helper()
+		defer func(v int) { writeVersion = v }(writeVersion)
+		writeVersion = version
+		out := filepath.Join(dir, fmt.Sprint(version))
+		if _, err := Build(BuildOptions{CWECatalog: sharedPath(t, "cwe/cwec_v4.15.xml.zip"), Feeds: inputs, Out: out, Time: buildTime}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Validate(out); err != nil {
+			t.Fatalf("format %d: %v", version, err)
+		}
+		ix, m, err := Load(out)
+		if err != nil {
+			t.Fatalf("format %d: %v", version, err)
+		}
+		return ix, m
+	}
+	ix6, m6 := load(6)
+	ix7, m7 := load(7)
+	if m6.Version != 6 || m6.Files[keyNVDFacts].Name != "nvdfacts.jsonl.zst" || len(m6.Files) != 9 {
+		t.Errorf("format 6: version %d, facts %q, %d files", m6.Version, m6.Files[keyNVDFacts].Name, len(m6.Files))
+	}
+	if m7.Version != 7 || m7.Files[keyNVDFacts].Name != "nvdfacts.txt.zst" || m7.Files[keyNVDStrings].Name != "nvdstrings.jsonl.zst" || len(m7.Files) != 10 {
+		t.Errorf("format 7: version %d, facts %q, texts %q, %d files", m7.Version, m7.Files[keyNVDFacts].Name, m7.Files[keyNVDStrings].Name, len(m7.Files))
+	}
+	if ix7.NVD().Len() != 186 || !reflect.DeepEqual(ix6.NVD(), ix7.NVD()) {
+		t.Fatalf("format 7's NVD store (%d records) differs from format 6's (%d)", ix7.NVD().Len(), ix6.NVD().Len())
+	}
+	at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for _, q := range []index.NVDQuery{{}, {NoRejected: true}, {CWE: "CWE-79"}, {Severity: [3]string{"", "CRITICAL", ""}}, {HasKEV: true}, {Source: "cve@mitre.org"}} {
+		r6, r7 := ix6.SearchNVD(&q), ix7.SearchNVD(&q)
+		p6, err6 := ix6.AppendNVDPage(nil, r6, 0, 2000, at)
+		p7, err7 := ix7.AppendNVDPage(nil, r7, 0, 2000, at)
+		if err6 != nil || err7 != nil || !bytes.Equal(p6, p7) || r7.Len() == 0 && q.Source == "" {
+			t.Errorf("%+v: format 6 %d records, format 7 %d (%v, %v)", q, r6.Len(), r7.Len(), err6, err7)
+		}
 	}
 }
