@@ -6,7 +6,9 @@
 # Steps: generate two days of synthetic feeds (the second with 2% changed,
 # so a report exists), build both snapshots (-previous), serve the second
 # with vulnd, pick LOAD_PER_CLASS real paths per endpoint class and save
-# vulnd's answers (bench/loaddump), serve those files with nginx (1
+# vulnd's answers (bench/loaddump; NVD's CVE API answers carry the
+# snapshot's build time as their timestamp, so they too are the same bytes
+# every time, checked below), serve those files with nginx (1
 # worker, sendfile, open_file_cache, long keep-alive) and from a map with
 # bench/ceiling (Go's own ceiling), then run wrk against each, pinned: the
 # servers on LOAD_SERVER_CPU, wrk on LOAD_CLIENT_CPU. LOAD_ROUNDS rounds
@@ -155,7 +157,8 @@ run() { # command... (in the background, waited for)
 # The expected duration, from the class names in bench/paths.go.
 all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE page"
 	"product's CVEs at a version" "CVE details" "one vendor"
-	"one product" "one CWE" "CWE's CVE page" "vendor list" "report" "alert's events")
+	"one product" "one CWE" "CWE's CVE page" "vendor list" "report" "alert's events"
+	"a page of 2,000 records" "one record by cveId")
 classes_n=0
 for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done
 ((classes_n > 0)) || die "LOAD_CLASSES='$LOAD_CLASSES' matches no class (${all_classes[*]})"
