@@ -235,3 +235,27 @@ func FuzzNVDLoader(f *testing.F) {
 		}
 	})
 }
+
+// TestNVDLoaderAllocs: parsing stored facts allocates nothing per record
+// (only the piece's growing list of texts).
+func TestNVDLoaderAllocs(t *testing.T) {
+	_, s, _ := storedNVD(t, randomNVDRecords(2000))
+	var piece []byte
+	for i := range s.Len() {
+		piece = append(s.AppendLine(piece, i), '\n')
+	}
+	allocs := testing.AllocsPerRun(5, func() {
+		l, err := NewNVDLoader(s.Texts(), s.Len(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.ParsePiece(0, 0, piece); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// NewNVDLoader's tables and the map of texts, and the texts' list
+	// growing: a few dozen, against 2,000 records.
+	if allocs > 60 {
+		t.Errorf("%.0f allocations to parse 2,000 records", allocs)
+	}
+}
