@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 )
@@ -248,6 +249,32 @@ func (f *nvdFields) int(lo, hi int64) int64 {
 // from the records' frames, checks the names and the order, and gives the
 // store data, the blocks' frames back to back.
 func (l *NVDLoader) NVD(data []byte) (*NVD, error) {
+	n, err := l.finish()
+	if err != nil {
+		return nil, err
+	}
+	if err := n.setData(data); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// NVDFile is NVD for frames kept in a file of size bytes, which the store
+// reads a block at a time, per request: r must stay as it is while the
+// store is used (a snapshot's nvd.zst, whose sums the caller checked).
+func (l *NVDLoader) NVDFile(r io.ReaderAt, size int64) (*NVD, error) {
+	n, err := l.finish()
+	if err != nil {
+		return nil, err
+	}
+	if err := n.setFile(r, size); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// finish is NVD without the frames.
+func (l *NVDLoader) finish() (*NVD, error) {
 	next, total := 0, 0
 	for i, p := range l.pieces {
 		if !p.seen {
@@ -304,8 +331,5 @@ func (l *NVDLoader) NVD(data []byte) (*NVD, error) {
 		}
 	}
 	l.recs, l.frames = nil, nil
-	if err := n.setData(data); err != nil {
-		return nil, err
-	}
 	return n, nil
 }

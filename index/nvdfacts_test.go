@@ -123,6 +123,33 @@ func TestNVDStoredLoadsAsBuilt(t *testing.T) {
 			t.Fatalf("pieces of %d: the loaded store differs from NewNVD's", per)
 		}
 	}
+	// The same, its frames read from a file per request.
+	l, err := NewNVDLoader(s.Texts(), len(lines), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ParsePiece(0, 0, append(bytes.Join(lines, []byte("\n")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	inFile, err := l.NVDFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inFile.InMemory() || inFile.Size() != want.Size() {
+		t.Errorf("from a file: in memory %v, size %d, want %d", inFile.InMemory(), inFile.Size(), want.Size())
+	}
+	for i := range want.Len() {
+		a, errA := want.AppendRaw(nil, want.ID(i))
+		b, errB := inFile.AppendRaw(nil, want.ID(i))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("record %d from a file: %q (%v), want %q (%v)", i+1, b, errB, a, errA)
+		}
+	}
+	l, _ = NewNVDLoader(s.Texts(), len(lines), 1)
+	l.ParsePiece(0, 0, append(bytes.Join(lines, []byte("\n")), '\n'))
+	if _, err := l.NVDFile(bytes.NewReader(data), int64(len(data))+1); err == nil || !strings.Contains(err.Error(), "NVD blocks of") {
+		t.Errorf("a file larger than the blocks: %v", err)
+	}
 	if !strings.HasPrefix(string(lines[0]), want.ID(0)+" ") {
 		t.Errorf("line 1 %q does not start with its id %s", lines[0], want.ID(0))
 	}

@@ -9,8 +9,9 @@ package loader
 // the first record of each block also the size of its frame: in format 7
 // nvdfacts.txt.zst, a line of numbers a record, with nvdstrings.jsonl.zst
 // the texts they refer to (see index.NVDStored); in format 6
-// nvdfacts.jsonl.zst, a JSON object a record. A load keeps the blocks
-// compressed, as they are on disk, and decodes a block per request.
+// nvdfacts.jsonl.zst, a JSON object a record. A load checks nvd.zst's
+// sums and keeps the file open: a request reads the blocks it needs from
+// it and decodes them.
 
 import (
 	"bytes"
@@ -189,8 +190,9 @@ func writeBlocks(path string, p *index.PackedNVD) (FileInfo, error) {
 }
 
 // loadNVD reads a snapshot's NVD records for serving: the facts, and
-// nvd.zst whole, still compressed, each chunk checked against its sum. A
-// snapshot older than format 6 has none (nil, nil).
+// nvd.zst, each chunk checked against its sum and the file kept open for
+// the store to read per request. A snapshot older than format 6 has none
+// (nil, nil).
 func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 	if m.Version < 6 {
 		return nil, nil
@@ -225,12 +227,13 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 	}); err != nil {
 		return nil, wrap(keyNVDFacts, err)
 	}
-	data, err := readChecked(dir, fi)
+	f, err := openChecked(dir, fi)
 	if err != nil {
 		return nil, wrap(keyNVD, err)
 	}
-	n, err := l.NVD(data)
+	n, err := l.NVDFile(f, fi.Size)
 	if err != nil {
+		f.Close()
 		return nil, wrap(keyNVDFacts, err)
 	}
 	return n, nil
@@ -271,27 +274,29 @@ func loadNVD6(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, error
 			blocks[len(blocks)-1].Records++
 		}
 	}
-	data, err := readChecked(dir, m.Files[keyNVD])
+	f, err := openChecked(dir, m.Files[keyNVD])
 	if err != nil {
 		return nil, wrap(keyNVD, err)
 	}
-	n, err := index.NewNVD(data, blocks, facts)
+	n, err := index.NewNVDFile(f, m.Files[keyNVD].Size, blocks, facts)
 	if err != nil {
+		f.Close()
 		return nil, wrap(keyNVD, err)
 	}
 	return n, nil
 }
 
-// readChecked reads a data file whole, undecoded, checking each chunk's
-// sum: each chunk is read and summed by one of several goroutines, while
-// its bytes are in the cache.
-func readChecked(dir string, fi FileInfo) ([]byte, error) {
+// openChecked opens a data file for the store to read per request,
+// having read it once to check each chunk's sum (on several goroutines).
+// The store holds the file open, not its bytes: what a record costs in
+// memory is the page cache's to keep or drop, not the heap's. The file
+// must stay as it is while it is served: a new snapshot is a new
+// directory, and an old one removed stays readable through the open file.
+func openChecked(dir string, fi FileInfo) (*os.File, error) {
 	f, err := openData(dir, fi)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data := make([]byte, fi.Size)
 	offs := make([]int64, len(fi.Chunks)+1)
 	for i, c := range fi.Chunks {
 		offs[i+1] = offs[i] + c.Size
@@ -303,12 +308,16 @@ func readChecked(dir string, fi FileInfo) ([]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(fi.Chunks) {
 					return
 				}
-				b := data[offs[i]:offs[i+1]]
+				if int64(cap(buf)) < fi.Chunks[i].Size {
+					buf = make([]byte, fi.Chunks[i].Size)
+				}
+				b := buf[:fi.Chunks[i].Size]
 				if _, err := f.ReadAt(b, offs[i]); err != nil {
 					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
 				} else if err := checkSum(b, fi.Chunks[i].SHA256); err != nil {
@@ -320,10 +329,11 @@ func readChecked(dir string, fi FileInfo) ([]byte, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
+			f.Close()
 			return nil, err // the first chunk's
 		}
 	}
-	return data, nil
+	return f, nil
 }
 
 // validateNVD checks, beyond what a load checks, that every stored NVD

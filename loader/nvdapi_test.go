@@ -3,10 +3,10 @@ package loader
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -221,8 +221,16 @@ func TestNVDFormat6StillServed(t *testing.T) {
 	if m7.Version != 7 || m7.Files[keyNVDFacts].Name != "nvdfacts.txt.zst" || m7.Files[keyNVDStrings].Name != "nvdstrings.jsonl.zst" || len(m7.Files) != 10 {
 		t.Errorf("format 7: version %d, facts %q, texts %q, %d files", m7.Version, m7.Files[keyNVDFacts].Name, m7.Files[keyNVDStrings].Name, len(m7.Files))
 	}
-	if ix7.NVD().Len() != 186 || !reflect.DeepEqual(ix6.NVD(), ix7.NVD()) {
-		t.Fatalf("format 7's NVD store (%d records) differs from format 6's (%d)", ix7.NVD().Len(), ix6.NVD().Len())
+	n6, n7 := ix6.NVD(), ix7.NVD()
+	if n7.Len() != 186 || n6.Len() != n7.Len() || n6.Size() != n7.Size() || n7.InMemory() {
+		t.Fatalf("format 7: %d records, %d bytes, in memory %v; format 6: %d records, %d bytes", n7.Len(), n7.Size(), n7.InMemory(), n6.Len(), n6.Size())
+	}
+	for i := range n7.Len() {
+		r6, err6 := n6.AppendRaw(nil, n6.ID(i))
+		r7, err7 := n7.AppendRaw(nil, n7.ID(i))
+		if n6.ID(i) != n7.ID(i) || err6 != nil || err7 != nil || !bytes.Equal(r6, r7) {
+			t.Fatalf("record %d: %s (%v), %s (%v)", i+1, n6.ID(i), err6, n7.ID(i), err7)
+		}
 	}
 	at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	for _, q := range []index.NVDQuery{{}, {NoRejected: true}, {CWE: "CWE-79"}, {Severity: [3]string{"", "CRITICAL", ""}}, {HasKEV: true}, {Source: "cve@mitre.org"}} {
@@ -231,6 +239,49 @@ func TestNVDFormat6StillServed(t *testing.T) {
 		p7, err7 := ix7.AppendNVDPage(nil, r7, 0, 2000, at)
 		if err6 != nil || err7 != nil || !bytes.Equal(p6, p7) || r7.Len() == 0 && q.Source == "" {
 			t.Errorf("%+v: format 6 %d records, format 7 %d (%v, %v)", q, r6.Len(), r7.Len(), err6, err7)
+		}
+	}
+}
+
+// TestNVDReadFromTheFile: the loaded store reads the records from
+// nvd.zst per request, through the file it holds open: removing the
+// snapshot directory (as a newer one replaces it) changes nothing, while
+// a file cut short in place makes a record an error, never a panic.
+func TestNVDReadFromTheFile(t *testing.T) {
+	dir := t.TempDir()
+	cwe, _ := smallInputs(t, dir)
+	f := mustWrite(t, filepath.Join(dir, "f.json"), feed(record("CVE-2024-0001", "2024-01-01T00:00:00.000", "one"), record("CVE-2024-0002", "2024-01-02T00:00:00.000", "two")))
+	for _, damage := range []string{"removed", "cut"} {
+		out := filepath.Join(dir, damage)
+		if _, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{f}, Out: out, Time: buildTime}); err != nil {
+			t.Fatal(err)
+		}
+		ix, _, err := Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.NVD().InMemory() {
+			t.Fatal("the loaded store holds the records in memory")
+		}
+		want, err := ix.NVD().AppendRaw(nil, "CVE-2024-0002")
+		if err != nil || !strings.Contains(string(want), `"two"`) {
+			t.Fatalf("before: %s, %v", want, err)
+		}
+		if damage == "removed" {
+			if err := os.RemoveAll(out); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ix.NVD().AppendRaw(nil, "CVE-2024-0002")
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("after the directory is removed: %s, %v", got, err)
+			}
+			continue
+		}
+		if err := os.Truncate(filepath.Join(out, fileNVD), 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.NVD().AppendRaw(nil, "CVE-2024-0002"); !errors.Is(err, index.ErrNVDBlock) {
+			t.Errorf("a file cut short: %v, want ErrNVDBlock", err)
 		}
 	}
 }
