@@ -322,10 +322,11 @@ func (l *NVDLoader) finish() (*NVD, error) {
 			}
 		}
 		r.block, r.slot = int32(len(n.blocks)-2), uint16(slot)
-		if _, dup := n.byName[r.key]; dup {
+		// One map operation a record: a name seen before leaves the map
+		// a record short.
+		if n.byName[r.key] = int32(k); len(n.byName) != k+1 {
 			return nil, fmt.Errorf("%w: NVD record of %s twice", ErrInvalid, n.ID(k))
 		}
-		n.byName[r.key] = int32(k)
 		if k > 0 && !n.recs[k-1].before(r) {
 			return nil, fmt.Errorf("%w: NVD record of %s is out of order", ErrInvalid, n.ID(k))
 		}
