@@ -459,7 +459,9 @@ if ((LOAD_PROFILE)); then
 	done <"$DUMP/classes.txt"
 fi
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# The mean of the middle two is printed with %.1f: awk's default (%.6g)
+# writes 1,725,549.5 as 1.72555e+06, which bc cannot read.
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else printf "%.1f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 med() { # class server column
 	awk -F'\t' -v c="$1" -v s="$2" -v k="$3" '$1 == c && $2 == s {print $k}' "$RESULTS" | median
 }
@@ -474,7 +476,7 @@ spread() {
 		printf "%.2f", m
 	}' "$RESULTS"
 }
-ratio() { if [[ $2 == 0 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
+ratio() { if [[ $(echo "$2 == 0" | bc) == 1 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
 
 # 5. Reload under load.
 RELOAD_TEXT="(skipped: LOAD_RELOADS=0)"
