@@ -73,7 +73,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	m := Manifest{
 		Format:  formatName,
-		Version: FormatVersion,
+		Version: writeVersion,
 		BuiltAt: formatTime(builtAt),
 		Files:   map[string]FileInfo{},
 		Inputs:  inputs,
@@ -178,7 +178,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			return m, fmt.Errorf("loader: build %s: %w", dir, err)
 		}
 	}
-	if m.Files[keyNVD], m.Files[keyNVDFacts], err = writeNVD(tmp, nvd, enc); err != nil {
+	if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	raw, err := json.MarshalIndent(m, "", "  ")
@@ -199,6 +199,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	done = true
 	return m, nil
 }
+
+// writeVersion is the format version a build writes: FormatVersion, which
+// tests set to 6 to write a snapshot as format 6 did (it differs only in
+// its NVD facts).
+var writeVersion = FormatVersion
 
 var marshalOptions = []json.EncodeOptionFunc{json.DisableHTMLEscape()}
 
