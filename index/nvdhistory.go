@@ -10,7 +10,6 @@ package index
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -244,17 +243,8 @@ func appendChangeID(dst []byte, id int64) []byte {
 // AppendHistoryPage appends NVD's answer to dst: the envelope with at
 // most size changes of r from start, and timestamp as its timestamp.
 func (ix *Index) AppendHistoryPage(dst []byte, r HistoryResult, start, size int, timestamp time.Time) ([]byte, error) {
-	from := min(start, r.Len())
-	to := min(from+size, r.Len())
-	dst = append(dst, `{"resultsPerPage":`...)
-	dst = strconv.AppendInt(dst, int64(to-from), 10)
-	dst = append(dst, `,"startIndex":`...)
-	dst = strconv.AppendInt(dst, int64(start), 10)
-	dst = append(dst, `,"totalResults":`...)
-	dst = strconv.AppendInt(dst, int64(r.Len()), 10)
-	dst = append(dst, `,"format":"NVD_CVEHistory","version":"2.0","timestamp":"`...)
-	dst = timestamp.UTC().AppendFormat(dst, NVDTimestampLayout)
-	dst = append(dst, `","cveChanges":[`...)
+	var from, to int
+	dst, from, to = appendNVDEnvelope(dst, "NVD_CVEHistory", "cveChanges", r.Len(), start, size, timestamp)
 	var dec histDecoder
 	for i := from; i < to; i++ {
 		if i > from {
