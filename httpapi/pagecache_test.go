@@ -78,16 +78,7 @@ func TestPageCache(t *testing.T) {
 	}
 
 	// Another snapshot at the same targets answers as a fresh server.
-	d := &index.Data{}
-	for i := 1; i <= 30; i++ {
-		d.CVEs = append(d.CVEs, index.CVE{Name: "CVE-2025-" + strconv.Itoa(1000+i), Summary: "other " + strconv.Itoa(i),
-			CreatedAt: "2025-01-01 00:00:00Z", UpdatedAt: "2025-01-01 00:00:00Z",
-			CPEs: []index.CPE{{ID: 1, URI: "cpe:2.3:a:acme:widget:1:*:*:*:*:*:*:*", Vendor: "acme", Product: "widget", Version: "1"}}})
-	}
-	other, err := index.Build(d, index.Meta{ID: "other"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := otherIndex(t)
 	cur.Store(other)
 	fresh := httptest.NewServer(New(func() *index.Index { return other }, Options{}))
 	defer fresh.Close()
