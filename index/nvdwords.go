@@ -55,21 +55,11 @@ func buildNVDWords(ix *Index) *nvdWords {
 	for p := range n.recs {
 		start := len(recWords)
 		text := ix.nvdSummary(n.recs[p].key)
-		for i := 0; i < len(text); {
-			if !isWordByte(text[i]) {
-				i++
-				continue
+		for i := 0; ; {
+			var found bool
+			if lower, i, found = nextWord(text, i, lower[:0]); !found {
+				break
 			}
-			j := i
-			lower = lower[:0]
-			for ; j < len(text) && isWordByte(text[j]); j++ {
-				c := text[j]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				lower = append(lower, c)
-			}
-			i = j
 			id, ok := ids[string(lower)]
 			if !ok {
 				id = uint32(len(vocab))
@@ -127,18 +117,10 @@ func (ix *Index) keywordCandidates(q *NVDQuery) []uint64 {
 	var set []uint64
 	var lower []byte
 	for _, t := range terms {
-		for i := 0; i < len(t); {
-			if !isWordByte(t[i]) {
-				i++
-				continue
-			}
-			lower = lower[:0]
-			for ; i < len(t) && isWordByte(t[i]); i++ {
-				c := t[i]
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				lower = append(lower, c)
+		for i := 0; ; {
+			var found bool
+			if lower, i, found = nextWord(t, i, lower[:0]); !found {
+				break
 			}
 			set = ix.nvdWordIndex().narrow(set, string(lower), ix.nvd.Len())
 		}
@@ -165,6 +147,26 @@ func (w *nvdWords) narrow(set []uint64, prefix string, n int) []uint64 {
 		set[i] &= has[i]
 	}
 	return set
+}
+
+// nextWord appends to lower the next word of s from i (a run of word
+// bytes, ASCII letters in lower case) and returns where it ends; false
+// when s has no word from i.
+func nextWord[T string | []byte](s T, i int, lower []byte) (word []byte, next int, found bool) {
+	for i < len(s) && !isWordByte(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return lower, i, false
+	}
+	for ; i < len(s) && isWordByte(s[i]); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	return lower, i, true
 }
 
 // eachSet calls f with each position in set, ascending.
