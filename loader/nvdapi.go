@@ -98,7 +98,8 @@ func isCertAlert(u string) bool {
 
 // writeNVD writes the NVD records' two files into dir, from the records
 // packed, and returns their manifest entries.
-func writeNVD(dir string, p *index.PackedNVD, enc *zstd.Encoder) (data, facts FileInfo, err error) {
+func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder) (data, facts FileInfo, err error) {
+	p := np.PackedNVD
 	if data, err = writeBlocks(filepath.Join(dir, fileNVD), p); err != nil {
 		return data, facts, fmt.Errorf("%s: %w", fileNVD, err)
 	}
@@ -109,7 +110,11 @@ func writeNVD(dir string, p *index.PackedNVD, enc *zstd.Encoder) (data, facts Fi
 		r += b.Records
 	}
 	facts, err = writeDataFile(filepath.Join(dir, fileNVDFacts), enc, len(p.Facts), func(i int) ([]byte, error) {
-		return marshal(&nvdFactsLine{NVDFacts: p.Facts[i], Frame: at[i]})
+		line := nvdFactsFromLine{nvdFactsLine: nvdFactsLine{NVDFacts: p.Facts[i], Frame: at[i]}}
+		if np.from != nil {
+			line.From, line.Clash = np.from[i].In, np.from[i].Clash
+		}
+		return marshal(&line)
 	})
 	if err != nil {
 		return data, facts, fmt.Errorf("%s: %w", fileNVDFacts, err)

@@ -63,7 +63,7 @@ func tablesFromData(d *index.Data) *idTables {
 // force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
 // named epssFile, and NVD's records packed (nil: d.NVD's, packed here).
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *index.PackedNVD) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -161,9 +161,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		m.Files[f.key] = fi
 	}
 	if nvd == nil {
-		if nvd, err = index.PackNVD(d.NVD, enc); err != nil {
+		p, err := index.PackNVD(d.NVD, enc)
+		if err != nil {
 			return m, fmt.Errorf("loader: build %s: %w", dir, err)
 		}
+		nvd = &nvdPacked{PackedNVD: p}
 	}
 	if m.Files[keyNVD], m.Files[keyNVDFacts], err = writeNVD(tmp, nvd, enc); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)

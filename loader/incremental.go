@@ -1,0 +1,588 @@
+package loader
+
+// An incremental build: a build with Previous whose feeds are those the
+// previous snapshot was built from (the same names in the same order),
+// some of them changed (NVD's modified and recent feeds every two hours),
+// decodes only the changed feeds and carries every other NVD record over
+// from the previous snapshot's nvd.zst, with the same result, byte for
+// byte, as reading every feed.
+//
+// A CVE's record is the winner over all feeds (the later lastModified,
+// then the later input). What an unchanged feed still supplies when
+// another changed is known from where each winner came from, which every
+// build stores beside the record's facts (nvdfacts.jsonl.zst's "from"):
+// the inputs holding a record of the CVE with the winner's lastModified
+// and bytes, or "clash" when an input holds one with that lastModified
+// and other bytes. The unchanged feeds among "from" hold the winner as it
+// was; when none does (the CVE was last in the old modified feed and
+// nowhere else as such), the unchanged feeds' record of it is not known,
+// and the build reads every feed.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goccy/go-json"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// nvdFactsFromLine is a line of nvdfacts.jsonl.zst as a build writes it:
+// the facts, and where the record came from (absent in a snapshot a
+// vulnd before this one wrote: not known).
+type nvdFactsFromLine struct {
+	nvdFactsLine
+	// From are the inputs (indexes into the manifest's Inputs, ascending)
+	// holding a record of the CVE with the winner's lastModified and
+	// bytes, the winner's own input last; empty when Clash.
+	From []int32 `json:"from,omitempty"`
+	// Clash: an input holds a record of the CVE with the winner's
+	// lastModified and other bytes.
+	Clash bool `json:"clash,omitempty"`
+}
+
+// nvdFrom is where a CVE's winning NVD record came from (see
+// nvdFactsFromLine).
+type nvdFrom struct {
+	In    []int32
+	Clash bool
+}
+
+// feedWinner follows the records of one CVE as the feeds are read, in
+// input order: the winner so far and where records like it are.
+type feedWinner struct {
+	rec      *feedRecord
+	modified time.Time
+	hash     uint64
+	at       int32 // the winner's input
+	in       []int32
+	clash    bool
+}
+
+// offer takes the next record of the CVE, of lastModified mod, bytes of
+// hash h, from input at, and reports whether it wins: a later
+// lastModified, or the same (the record read later wins a tie).
+func (w *feedWinner) offer(mod time.Time, h uint64, at int32) bool {
+	switch {
+	case len(w.in) == 0 && !w.clash || mod.After(w.modified):
+		w.modified, w.hash, w.in, w.clash = mod, h, append(w.in[:0], at), false
+	case mod.Equal(w.modified):
+		switch {
+		case h != w.hash:
+			w.hash, w.clash, w.in = h, true, append(w.in[:0], at)
+		case w.in[len(w.in)-1] != at:
+			w.in = append(w.in, at)
+		}
+	default:
+		return false
+	}
+	w.at = at
+	return true
+}
+
+// from is where the winner came from.
+func (w *feedWinner) from() nvdFrom {
+	if w.clash {
+		return nvdFrom{Clash: true}
+	}
+	return nvdFrom{In: slices.Clip(w.in)}
+}
+
+var recordSeed = maphash.MakeSeed()
+
+// recordHash tells records' bytes apart within a build.
+func recordHash(raw []byte) uint64 { return maphash.Bytes(recordSeed, raw) }
+
+// incrementalFeeds is what an incremental build read of the feeds: as
+// readFeeds, with the records already packed.
+type incrementalFeeds struct {
+	cves    []index.CVE
+	nvd     *nvdPacked
+	infos   []FileInfo
+	changed int // feeds read
+	carried int // records carried over
+	kept    int // blocks of nvd.zst kept as they were
+}
+
+// readFeedsIncremental reads the feeds of a build with Previous
+// incrementally, when it can: nil and why not otherwise ("" when there
+// is no Previous). An error is one the full build would give too (a
+// changed feed that does not decode); the previous snapshot's own
+// problems are left to the full build to report.
+func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.Encoder) (*incrementalFeeds, string, error) {
+	if opt.Previous == "" || opt.Full {
+		return nil, "", nil
+	}
+	if len(records) > 0 {
+		return nil, "CVE JSON 5 record files are read in full", nil
+	}
+	m, _, err := readManifest(opt.Previous, true)
+	if err != nil {
+		return nil, "", nil
+	}
+	if m.Version < 6 {
+		return nil, fmt.Sprintf("the previous snapshot is of format %d, without NVD's records", m.Version), nil
+	}
+	switch extra := len(m.Inputs) - 1 - len(feeds); {
+	case extra == 0, extra == 1 && m.EPSS != nil && m.Inputs[len(m.Inputs)-1].Name == m.EPSS.File:
+	default:
+		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %s", plural(len(m.Inputs), "input", "inputs"), plural(len(feeds), "feed", "feeds")), nil
+	}
+	infos := make([]FileInfo, len(feeds))
+	unchanged := make([]bool, len(m.Inputs)) // by input
+	var changed []int
+	for i, p := range feeds {
+		was := m.Inputs[1+i]
+		if was.Name != filepath.Base(p) {
+			return nil, fmt.Sprintf("feed %d is %s, the previous snapshot's was %s", i+1, filepath.Base(p), was.Name), nil
+		}
+		fi, ok, err := hashFile(p)
+		if err != nil || !ok {
+			return nil, fmt.Sprintf("%s is not a regular file", p), nil
+		}
+		infos[i] = fi
+		if fi.Size == was.Size && fi.SHA256 == was.SHA256 {
+			unchanged[1+i] = true
+		} else {
+			changed = append(changed, i)
+		}
+	}
+	prev, why := readPreviousNVD(opt.Previous, m, len(feeds))
+	if prev == nil {
+		return nil, why, nil
+	}
+
+	// The changed feeds, in order, as readFeeds reads them.
+	byID := map[string]*feedWinner{}
+	for _, i := range changed {
+		fi, err := readFeed(feeds[i], func(fr *feedRecord) error {
+			w := byID[fr.cve.Name]
+			if w == nil {
+				w = &feedWinner{}
+				byID[fr.cve.Name] = w
+			}
+			if w.offer(fr.modified, recordHash(fr.nvd.Raw), int32(1+i)) {
+				fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
+				w.rec = fr
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		infos[i] = fi
+	}
+
+	// Each CVE's winner: carried over (prev index) or read now.
+	type winner struct {
+		id    string
+		prev  int // -1: rec
+		rec   *feedRecord
+		from  nvdFrom
+		facts *index.NVDFacts
+	}
+	wins := make([]winner, 0, len(prev.lines)+len(byID))
+	var unresolved []string
+	for j := range prev.lines {
+		old := &prev.lines[j]
+		c := byID[old.ID]
+		delete(byID, old.ID)
+		mW, err := parseNVDTime(old.LastModified)
+		if err != nil {
+			return nil, fmt.Sprintf("the previous snapshot's record of %s: lastModified: %v", old.ID, err), nil
+		}
+		var u []int32 // the unchanged inputs holding the winner
+		for _, at := range old.From {
+			if unchanged[at] {
+				u = append(u, at)
+			}
+		}
+		carried := winner{id: old.ID, prev: j, from: nvdFrom{In: u}, facts: &old.NVDFacts}
+		fresh := func(from nvdFrom) winner {
+			return winner{id: old.ID, prev: -1, rec: c.rec, from: from, facts: &c.rec.nvd.Facts}
+		}
+		switch {
+		case c != nil && c.modified.After(mW):
+			// Newer than anything the unchanged feeds hold.
+			wins = append(wins, fresh(c.from()))
+		case !old.Clash && len(u) > 0 && (c == nil || c.modified.Before(mW)):
+			wins = append(wins, carried)
+		case !old.Clash && len(u) > 0:
+			// Both at the winner's lastModified: the later input wins.
+			raw, err := prev.raw(j)
+			if err != nil {
+				return nil, "", err
+			}
+			switch {
+			case !c.clash && bytes.Equal(raw, c.rec.nvd.Raw):
+				// The same record again (NVD's modified feed holds
+				// records of the yearly ones): carried over, whichever
+				// input wins.
+				carried.from = nvdFrom{In: mergeSorted(u, c.in)}
+				wins = append(wins, carried)
+			case c.at > u[len(u)-1]:
+				wins = append(wins, fresh(nvdFrom{Clash: true}))
+			default:
+				carried.from = nvdFrom{Clash: true}
+				wins = append(wins, carried)
+			}
+		case !old.Clash && c != nil && c.modified.Equal(mW):
+			// The unchanged feeds hold only older records of it.
+			wins = append(wins, fresh(c.from()))
+		default:
+			unresolved = append(unresolved, old.ID)
+		}
+	}
+	if len(unresolved) > 0 {
+		slices.Sort(unresolved)
+		return nil, fmt.Sprintf("%s (%s) last came from a feed that changed, with no record as recent now: which record the unchanged feeds hold is not known",
+			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")), nil
+	}
+	for id, c := range byID { // CVEs new to the feeds
+		wins = append(wins, winner{id: id, prev: -1, rec: c.rec, from: c.from(), facts: &c.rec.nvd.Facts})
+	}
+
+	// nvd.zst's order, and the blocks that are as they were.
+	order := make([]int, len(wins))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return index.CompareNVD(wins[a].facts, wins[b].facts) })
+	per := index.NVDBlockRecords
+	nb := (len(order) + per - 1) / per
+	keep := make([]int, nb) // the previous block kept, -1: none
+	blockOf := make([]int, len(wins))
+	for b := range nb {
+		from, to := b*per, min((b+1)*per, len(order))
+		keep[b] = -1
+		if p := wins[order[from]].prev; p >= 0 && prev.startOf[p] == p && prev.blockLen(prev.blockAt[p]) == to-from {
+			ok := true
+			for k := from; k < to && ok; k++ {
+				ok = wins[order[k]].prev == p+k-from
+			}
+			if ok {
+				keep[b] = prev.blockAt[p]
+			}
+		}
+		for k := from; k < to; k++ {
+			blockOf[order[k]] = b
+		}
+	}
+	// A block is kept only if compressing it again gives its frame: the
+	// previous snapshot may come from a vulnd that compressed otherwise.
+	if b := slices.IndexFunc(keep, func(k int) bool { return k >= 0 }); b >= 0 {
+		data, err := prev.block(keep[b])
+		if err == nil && !bytes.Equal(enc.EncodeAll(data, nil), prev.frame(keep[b])) {
+			for i := range keep {
+				keep[i] = -1
+			}
+		}
+	}
+	posOf := make([]int, len(prev.lines)) // the winner of each carried record
+	for i := range posOf {
+		posOf[i] = -1
+	}
+	for i := range wins {
+		if wins[i].prev >= 0 {
+			posOf[wins[i].prev] = i
+		}
+	}
+
+	// The carried records, mapped again from the previous snapshot's
+	// bytes, block by block on every core; a record going into a new
+	// block is kept as read.
+	cves := make([]index.CVE, len(wins))
+	facts := make([]index.NVDFacts, len(wins))
+	raws := make([][]byte, len(wins))
+	decoded := make([]int, nb)
+	{
+		errs := make([]error, len(prev.blocks)-1)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					pb := int(next.Add(1) - 1)
+					if pb >= len(errs) {
+						return
+					}
+					errs[pb] = prev.eachRecord(pb, func(j int, raw []byte, size int) error {
+						i := posOf[j]
+						if i < 0 {
+							return nil
+						}
+						var n nvdCVE
+						if err := json.Unmarshal(raw, &n); err != nil {
+							return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
+						}
+						fr, err := mapCVE(&n)
+						if err != nil {
+							return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
+						}
+						if n.ID != prev.lines[j].ID {
+							return fmt.Errorf("record %d is %s, its facts say %s", j+1, n.ID, prev.lines[j].ID)
+						}
+						cves[i], facts[i] = fr.cve, nvdFacts(&n)
+						if b := blockOf[i]; keep[b] < 0 {
+							raws[i] = bytes.Clone(raw)
+						} else if order[b*per] == i {
+							decoded[b] = size
+						}
+						return nil
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, "", fmt.Errorf("loader: -previous %s: %s: %w", opt.Previous, fileNVD, err)
+			}
+		}
+	}
+	carried := 0
+	for i := range wins {
+		if wins[i].prev < 0 {
+			cves[i], facts[i], raws[i] = wins[i].rec.cve, wins[i].rec.nvd.Facts, wins[i].rec.nvd.Raw
+		} else {
+			carried++
+		}
+	}
+
+	// The blocks: kept, or compressed as index.PackNVD does.
+	p := &index.PackedNVD{Facts: make([]index.NVDFacts, len(order)), Blocks: make([]index.NVDBlock, nb), Frames: make([][]byte, nb), Decoded: decoded}
+	from := make([]nvdFrom, len(order))
+	for k, i := range order {
+		p.Facts[k], from[k] = facts[i], wins[i].from
+	}
+	errs := make([]error, nb)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf, frame []byte
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					return
+				}
+				from, to := b*per, min((b+1)*per, len(order))
+				p.Blocks[b].Records = to - from
+				if keep[b] >= 0 {
+					p.Frames[b] = prev.frame(keep[b])
+					p.Blocks[b].Size = len(p.Frames[b])
+					continue
+				}
+				buf = buf[:0]
+				for _, i := range order[from:to] {
+					if bytes.IndexByte(raws[i], nvdNewline) >= 0 {
+						errs[b] = fmt.Errorf("%w: NVD record of %s holds byte 0x1F", index.ErrInvalid, wins[i].id)
+						break
+					}
+					start := len(buf)
+					buf = append(buf, raws[i]...)
+					for k := start; k < len(buf); k++ {
+						if buf[k] == '\n' {
+							buf[k] = nvdNewline
+						}
+					}
+					buf = append(buf, '\n')
+				}
+				frame = enc.EncodeAll(buf, frame[:0])
+				p.Frames[b] = slices.Clone(frame)
+				p.Blocks[b].Size = len(p.Frames[b])
+				p.Decoded[b] = len(buf)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		}
+	}
+	kept := 0
+	for _, k := range keep {
+		if k >= 0 {
+			kept++
+		}
+	}
+	// The CVEs in the order readFeeds gives them: by name.
+	byName := make([]int, len(wins))
+	for i := range byName {
+		byName[i] = i
+	}
+	sort.Slice(byName, func(a, b int) bool { return wins[byName[a]].id < wins[byName[b]].id })
+	out := make([]index.CVE, len(wins))
+	for k, i := range byName {
+		out[k] = cves[i]
+	}
+	return &incrementalFeeds{cves: out, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos,
+		changed: len(changed), carried: carried, kept: kept}, "", nil
+}
+
+// mergeSorted merges two ascending lists of inputs, once each.
+func mergeSorted(a, b []int32) []int32 {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hashFile is the FileInfo of a regular file, as a build's manifest
+// gives it; ok is false for anything else (a pipe cannot be read twice).
+func hashFile(path string) (FileInfo, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileInfo{}, false, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return FileInfo{}, false, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileInfo{}, false, err
+	}
+	return FileInfo{Name: filepath.Base(path), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, true, nil
+}
+
+// previousNVD are the NVD records of the previous snapshot: their facts
+// lines and nvd.zst, still compressed.
+type previousNVD struct {
+	lines   []nvdFactsFromLine
+	data    []byte
+	blocks  []int64 // block b is data[blocks[b]:blocks[b+1]]
+	firsts  []int   // the first record of each block, and len(lines)
+	blockAt []int   // the block of each record
+	startOf []int   // the first record of each record's block
+	dec     *zstd.Decoder
+}
+
+// readPreviousNVD reads the NVD records of the snapshot in dir (manifest
+// m, built from feeds feeds and maybe EPSS): nil and why not when they
+// cannot be carried over.
+func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
+	dec, err := decoder()
+	if err != nil {
+		return nil, err.Error()
+	}
+	lines, err := decodeRecords[nvdFactsFromLine](dir, m.Files[keyNVDFacts], dec)
+	if err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, err)
+	}
+	known := len(lines) == 0
+	for i := range lines {
+		l := &lines[i]
+		known = known || len(l.From) > 0 || l.Clash
+		for _, at := range l.From {
+			if at < 1 || int(at) > feeds {
+				return nil, fmt.Sprintf("the previous snapshot's record of %s came from input %d, not a feed", l.ID, at)
+			}
+		}
+	}
+	if !known {
+		return nil, "the previous snapshot does not say which feed each NVD record came from (an older vulnd built it)"
+	}
+	p := &previousNVD{lines: lines, dec: dec, blockAt: make([]int, len(lines)), startOf: make([]int, len(lines))}
+	var off int64
+	for i := range lines {
+		if lines[i].Frame > 0 {
+			p.blocks = append(p.blocks, off)
+			p.firsts = append(p.firsts, i)
+			off += int64(lines[i].Frame)
+		} else if i == 0 {
+			return nil, "the previous snapshot's " + fileNVDFacts + ": record 1 starts no block"
+		}
+		p.blockAt[i], p.startOf[i] = len(p.blocks)-1, p.firsts[len(p.firsts)-1]
+	}
+	p.blocks = append(p.blocks, off)
+	p.firsts = append(p.firsts, len(lines))
+	if p.data, err = readChecked(dir, m.Files[keyNVD]); err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVD, err)
+	}
+	if int64(len(p.data)) != off {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %d bytes, its facts give %d", fileNVD, len(p.data), off)
+	}
+	return p, ""
+}
+
+func (p *previousNVD) blockLen(b int) int { return p.firsts[b+1] - p.firsts[b] }
+
+func (p *previousNVD) frame(b int) []byte { return p.data[p.blocks[b]:p.blocks[b+1]:p.blocks[b+1]] }
+
+// block is block b decompressed: its records, "\n" in them as 0x1F,
+// each followed by "\n".
+func (p *previousNVD) block(b int) ([]byte, error) {
+	return p.dec.DecodeAll(p.frame(b), nil)
+}
+
+// eachRecord passes each record of block b, as read (with its "\n"),
+// with its number and the block's decompressed size, to fn.
+func (p *previousNVD) eachRecord(b int, fn func(j int, raw []byte, size int) error) error {
+	data, err := p.block(b)
+	if err != nil {
+		return fmt.Errorf("block %d: %w", b+1, err)
+	}
+	rest := data
+	for j := p.firsts[b]; j < p.firsts[b+1]; j++ {
+		line, after, ok := bytes.Cut(rest, []byte{'\n'})
+		if !ok {
+			return fmt.Errorf("block %d: %d records, its facts give %d", b+1, j-p.firsts[b], p.blockLen(b))
+		}
+		for k := range line {
+			if line[k] == nvdNewline {
+				line[k] = '\n'
+			}
+		}
+		if err := fn(j, line, len(data)); err != nil {
+			return err
+		}
+		rest = after
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("block %d: more than the %d records its facts give", b+1, p.blockLen(b))
+	}
+	return nil
+}
+
+// raw is record j as read.
+func (p *previousNVD) raw(j int) ([]byte, error) {
+	var out []byte
+	err := p.eachRecord(p.blockAt[j], func(k int, raw []byte, _ int) error {
+		if k == j {
+			out = slices.Clone(raw)
+		}
+		return nil
+	})
+	if err == nil && out == nil {
+		err = errors.New("not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loader: -previous: %s: record %d: %w", fileNVD, j+1, err)
+	}
+	return out, nil
+}
+
+// nvdNewline stands for "\n" inside a record of nvd.zst (see
+// index.PackNVD).
+const nvdNewline = 0x1F
