@@ -129,14 +129,14 @@ func Build(opt BuildOptions) (Manifest, error) {
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
-	inc, why, err := readFeedsIncremental(opt, feeds, records, enc)
+	inc, why, err := readFeedsIncremental(opt, feeds, records, enc, stage)
 	if err != nil {
 		return Manifest{}, err
 	}
 	if inc != nil {
 		cves, nvd, feedInfo = inc.cves, inc.nvd, inc.infos
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
-			fmt.Sprintf(", incrementally: %d read, %d NVD records carried over from -previous, %d of %d blocks kept", inc.changed, inc.carried, inc.kept, len(nvd.Blocks)))
+			fmt.Sprintf(", incrementally: %d read, %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept", inc.changed, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
 	} else {
 		if why != "" {
 			stage("full build", "not incremental: "+why)
@@ -191,11 +191,15 @@ func Build(opt BuildOptions) (Manifest, error) {
 	var reports []index.Report
 	var prev *Snapshot
 	if opt.Previous != "" {
-		if prev, err = Read(opt.Previous); err != nil {
-			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+		if inc != nil {
+			prev, inc = inc.prev, nil
+		} else {
+			if prev, err = Read(opt.Previous); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+			}
+			stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(prev.Data.Reports), "report", "reports"))
 		}
 		ids, reports = prev.ids, prev.Data.Reports
-		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err

@@ -116,7 +116,12 @@ type incrementalFeeds struct {
 	infos   []FileInfo
 	changed int // feeds read
 	carried int // records carried over
-	kept    int // blocks of nvd.zst kept as they were
+	// remapped of them were mapped again from the record, the others
+	// taken from the previous snapshot's CVEs
+	remapped int
+	kept     int // blocks of nvd.zst kept as they were
+	// prev is the previous snapshot, read whole.
+	prev *Snapshot
 }
 
 // readFeedsIncremental reads the feeds of a build with Previous
@@ -124,14 +129,14 @@ type incrementalFeeds struct {
 // is no Previous). An error is one the full build would give too (a
 // changed feed that does not decode); the previous snapshot's own
 // problems are left to the full build to report.
-func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.Encoder) (*incrementalFeeds, string, error) {
+func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.Encoder, stage func(name, detail string)) (*incrementalFeeds, string, error) {
 	if opt.Previous == "" || opt.Full {
 		return nil, "", nil
 	}
 	if len(records) > 0 {
 		return nil, "CVE JSON 5 record files are read in full", nil
 	}
-	m, _, err := readManifest(opt.Previous, true)
+	m, prevID, err := readManifest(opt.Previous, true)
 	if err != nil {
 		return nil, "", nil
 	}
@@ -162,9 +167,26 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			changed = append(changed, i)
 		}
 	}
+	if m.Newest != nil && m.Newest.CVE5 != nil {
+		return nil, "the previous snapshot holds CVE JSON 5 records", nil
+	}
 	prev, why := readPreviousNVD(opt.Previous, m, len(feeds))
 	if prev == nil {
 		return nil, why, nil
+	}
+	// The previous snapshot whole, which the build reads anyway: its
+	// CVEs are those of the records carried over.
+	snap, err := Read(opt.Previous)
+	if err != nil {
+		return nil, "", nil // the full build says what is wrong
+	}
+	if snap.ID != prevID {
+		return nil, "the previous snapshot changed while it was read", nil
+	}
+	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports"))
+	prevCVE := make(map[string]int, len(snap.Data.CVEs))
+	for i := range snap.Data.CVEs {
+		prevCVE[snap.Data.CVEs[i].Name] = i
 	}
 
 	// The changed feeds, in order, as readFeeds reads them.
@@ -303,13 +325,39 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		}
 	}
 
-	// The carried records, mapped again from the previous snapshot's
-	// bytes, block by block on every core; a record going into a new
-	// block is kept as read.
+	// The carried records' CVEs: the previous snapshot's, with what the
+	// record's facts say of it; mapped again from the record (as read
+	// from nvd.zst) where they do not say all. The records going into a
+	// new block are taken as read too.
 	cves := make([]index.CVE, len(wins))
 	facts := make([]index.NVDFacts, len(wins))
 	raws := make([][]byte, len(wins))
 	decoded := make([]int, nb)
+	needRaw := make([]bool, len(prev.lines))
+	for i := range wins {
+		j := wins[i].prev
+		if j < 0 {
+			continue
+		}
+		facts[i] = prev.lines[j].NVDFacts
+		k, ok := prevCVE[wins[i].id]
+		if ok {
+			cves[i], ok = carriedCVE(snap.Data.CVEs[k], &facts[i])
+		}
+		needRaw[j] = !ok || keep[blockOf[i]] < 0
+	}
+	for b, k := range keep {
+		if k < 0 {
+			continue
+		}
+		var h zstd.Header
+		if err := h.Decode(prev.frame(k)); err == nil && h.HasFCS {
+			decoded[b] = int(h.FrameContentSize)
+		} else {
+			needRaw[prev.firsts[k]] = true
+		}
+	}
+	var remapped atomic.Int64
 	{
 		errs := make([]error, len(prev.blocks)-1)
 		var next atomic.Int64
@@ -323,9 +371,20 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 					if pb >= len(errs) {
 						return
 					}
+					if !slices.Contains(needRaw[prev.firsts[pb]:prev.firsts[pb+1]], true) {
+						continue
+					}
 					errs[pb] = prev.eachRecord(pb, func(j int, raw []byte, size int) error {
 						i := posOf[j]
-						if i < 0 {
+						if i < 0 || !needRaw[j] {
+							return nil
+						}
+						if b := blockOf[i]; keep[b] < 0 {
+							raws[i] = bytes.Clone(raw)
+						} else if order[b*per] == i {
+							decoded[b] = size
+						}
+						if cves[i].Name != "" {
 							return nil
 						}
 						var n nvdCVE
@@ -340,11 +399,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 							return fmt.Errorf("record %d is %s, its facts say %s", j+1, n.ID, prev.lines[j].ID)
 						}
 						cves[i], facts[i] = fr.cve, nvdFacts(&n)
-						if b := blockOf[i]; keep[b] < 0 {
-							raws[i] = bytes.Clone(raw)
-						} else if order[b*per] == i {
-							decoded[b] = size
-						}
+						remapped.Add(1)
 						return nil
 					})
 				}
@@ -436,8 +491,46 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	for k, i := range byName {
 		out[k] = cves[i]
 	}
-	return &incrementalFeeds{cves: out, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos,
-		changed: len(changed), carried: carried, kept: kept}, "", nil
+	return &incrementalFeeds{cves: out, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
+		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept}, "", nil
+}
+
+// carriedCVE is the CVE a record maps to, from the previous snapshot's
+// CVE c (its body and metrics) and the record's facts f; false when they
+// do not give all of it: a KEV entry (the facts keep only its date), or
+// metrics other than the facts'.
+func carriedCVE(c index.CVE, f *index.NVDFacts) (index.CVE, bool) {
+	if c.Name != f.ID || f.KEV != "" || c.Affected != nil || c.SSVC != nil || c.EntryKeys != nil {
+		return index.CVE{}, false
+	}
+	c.Status, c.KEV = f.VulnStatus, nil
+	// The record's metrics are v2, v3.1, v3.0 then v4.0 (mapMetrics);
+	// its facts' v2, v3.0 then v3.1, and v4.0.
+	n30 := 0
+	for _, m := range c.Metrics {
+		if m.Version == "3.0" {
+			n30++
+		}
+	}
+	if n30 > len(f.V3) {
+		return index.CVE{}, false
+	}
+	lists := map[string][]index.NVDMetric{"2.0": f.V2, "3.0": f.V3[:n30], "3.1": f.V3[n30:], "4.0": f.V4}
+	c.Metrics = slices.Clone(c.Metrics)
+	for k := range c.Metrics {
+		m := &c.Metrics[k]
+		l := lists[m.Version]
+		if len(l) == 0 {
+			return index.CVE{}, false
+		}
+		m.Vector, m.Severity, lists[m.Version] = l[0].Vector, l[0].Severity, l[1:]
+	}
+	for _, l := range lists {
+		if len(l) > 0 {
+			return index.CVE{}, false
+		}
+	}
+	return c, true
 }
 
 // mergeSorted merges two ascending lists of inputs, once each.
