@@ -136,7 +136,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if inc != nil {
 		cves, nvd, feedInfo = inc.cves, inc.nvd, inc.infos
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
-			fmt.Sprintf(", incrementally: %d read, %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept", inc.changed, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
+			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
+				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
 	} else {
 		if why != "" {
 			stage("full build", "not incremental: "+why)
@@ -530,12 +531,18 @@ func readFeedsAt(paths []string, pos []int) ([]index.CVE, *nvdRecords, []FileInf
 // readFeed decodes the feed file at path, passing each record to emit,
 // and returns the file's size and SHA-256.
 func readFeed(path string, emit func(*feedRecord) error) (FileInfo, error) {
+	return readFeedKnown(path, nil, emit)
+}
+
+// readFeedKnown is readFeed passing each record as read to known first
+// (see decodeFeedKnown).
+func readFeedKnown(path string, known func(raw []byte) bool, emit func(*feedRecord) error) (FileInfo, error) {
 	rc, err := openInput(path)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	defer rc.Close()
-	if err := decodeFeed(rc, path, emit); err != nil {
+	if err := decodeFeedKnown(rc, path, known, emit); err != nil {
 		return FileInfo{}, err
 	}
 	return rc.Sum()

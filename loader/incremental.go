@@ -68,16 +68,20 @@ type nvdFrom struct {
 type feedWinner struct {
 	rec      *feedRecord
 	modified time.Time
-	hash     uint64
+	hash     recHash
 	at       int32 // the winner's input
-	in       []int32
-	clash    bool
+	// same is, in an incremental build, 1 + the previous snapshot's
+	// record the winner is, byte for byte, when it was not decoded (rec
+	// nil); 0 otherwise.
+	same  int
+	in    []int32
+	clash bool
 }
 
 // offer takes the next record of the CVE, of lastModified mod, bytes of
 // hash h, from input at, and reports whether it wins: a later
 // lastModified, or the same (the record read later wins a tie).
-func (w *feedWinner) offer(mod time.Time, h uint64, at int32) bool {
+func (w *feedWinner) offer(mod time.Time, h recHash, at int32) bool {
 	switch {
 	case len(w.in) == 0 && !w.clash || mod.After(w.modified):
 		w.modified, w.hash, w.in, w.clash = mod, h, append(w.in[:0], at), false
@@ -103,10 +107,15 @@ func (w *feedWinner) from() nvdFrom {
 	return nvdFrom{In: slices.Clip(w.in)}
 }
 
-var recordSeed = maphash.MakeSeed()
+var recordSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
-// recordHash tells records' bytes apart within a build.
-func recordHash(raw []byte) uint64 { return maphash.Bytes(recordSeed, raw) }
+// recHash tells records' bytes apart within a build: two 64-bit hashes
+// of them.
+type recHash [2]uint64
+
+func recordHash(raw []byte) recHash {
+	return recHash{maphash.Bytes(recordSeeds[0], raw), maphash.Bytes(recordSeeds[1], raw)}
+}
 
 // incrementalFeeds is what an incremental build read of the feeds: as
 // readFeeds, with the records already packed.
@@ -120,6 +129,7 @@ type incrementalFeeds struct {
 	// taken from the previous snapshot's CVEs
 	remapped int
 	kept     int // blocks of nvd.zst kept as they were
+	known    int // records of the changed feeds not decoded: -previous has them
 	// prev is the previous snapshot, read whole.
 	prev *Snapshot
 }
@@ -189,23 +199,72 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		prevCVE[snap.Data.CVEs[i].Name] = i
 	}
 
+	// The records of the previous snapshot by their bytes, when the
+	// changed feeds are a large share of the feeds (a new day, when NVD
+	// writes every yearly feed again): a record read again as it was is
+	// not decoded again.
+	var prevHash []recHash
+	var byHash map[recHash]int
+	if changedBytes, all := feedBytes(infos, changed); changedBytes > all/10 {
+		if prevHash, err = prev.hashes(); err != nil {
+			return nil, "", err
+		}
+		byHash = make(map[recHash]int, len(prevHash))
+		for j, h := range prevHash {
+			byHash[h] = j
+		}
+	}
+	prevMod := func(j int) (time.Time, error) { return parseNVDTime(prev.lines[j].LastModified) }
+
 	// The changed feeds, in order, as readFeeds reads them.
 	byID := map[string]*feedWinner{}
+	known := 0 // records of them not decoded
 	for _, i := range changed {
-		fi, err := readFeed(feeds[i], func(fr *feedRecord) error {
+		at := int32(1 + i)
+		var isKnown func(raw []byte) bool
+		var knownErr error
+		if byHash != nil {
+			isKnown = func(raw []byte) bool {
+				h := recordHash(raw)
+				j, ok := byHash[h]
+				if !ok {
+					return false
+				}
+				mod, err := prevMod(j)
+				if err != nil {
+					knownErr = err
+					return false
+				}
+				id := prev.lines[j].ID
+				w := byID[id]
+				if w == nil {
+					w = &feedWinner{}
+					byID[id] = w
+				}
+				if w.offer(mod, h, at) {
+					w.rec, w.same = nil, 1+j
+				}
+				known++
+				return true
+			}
+		}
+		fi, err := readFeedKnown(feeds[i], isKnown, func(fr *feedRecord) error {
 			w := byID[fr.cve.Name]
 			if w == nil {
 				w = &feedWinner{}
 				byID[fr.cve.Name] = w
 			}
-			if w.offer(fr.modified, recordHash(fr.nvd.Raw), int32(1+i)) {
+			if w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
 				fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
-				w.rec = fr
+				w.rec, w.same = fr, 0
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, "", err
+		}
+		if knownErr != nil {
+			return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr), nil
 		}
 		infos[i] = fi
 	}
@@ -238,36 +297,60 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		fresh := func(from nvdFrom) winner {
 			return winner{id: old.ID, prev: -1, rec: c.rec, from: from, facts: &c.rec.nvd.Facts}
 		}
+		// sameBytes: the changed feeds' winner is the previous one, byte
+		// for byte.
+		sameBytes := func() (bool, error) {
+			if c.same > 0 {
+				return c.same-1 == j, nil
+			}
+			if prevHash != nil {
+				return c.hash == prevHash[j], nil
+			}
+			raw, err := prev.raw(j)
+			return bytes.Equal(raw, c.rec.nvd.Raw), err
+		}
 		switch {
-		case c != nil && c.modified.After(mW):
+		case c == nil || c.modified.Before(mW):
+			// The unchanged feeds' record is the winner, if they hold it.
+			if old.Clash || len(u) == 0 {
+				unresolved = append(unresolved, old.ID)
+				break
+			}
+			wins = append(wins, carried)
+		case c.modified.After(mW) && c.rec != nil:
 			// Newer than anything the unchanged feeds hold.
 			wins = append(wins, fresh(c.from()))
-		case !old.Clash && len(u) > 0 && (c == nil || c.modified.Before(mW)):
-			wins = append(wins, carried)
-		case !old.Clash && len(u) > 0:
-			// Both at the winner's lastModified: the later input wins.
-			raw, err := prev.raw(j)
+		case c.modified.After(mW) || old.Clash:
+			// An unchanged feed may hold another record as recent.
+			unresolved = append(unresolved, old.ID)
+		default:
+			// Both at the winner's lastModified.
+			same, err := sameBytes()
 			if err != nil {
 				return nil, "", err
 			}
 			switch {
-			case !c.clash && bytes.Equal(raw, c.rec.nvd.Raw):
+			case same:
 				// The same record again (NVD's modified feed holds
-				// records of the yearly ones): carried over, whichever
-				// input wins.
+				// records of the yearly ones, and a new day's yearly
+				// feeds those of the day before): carried over,
+				// whichever input wins.
 				carried.from = nvdFrom{In: mergeSorted(u, c.in)}
+				if c.clash {
+					carried.from = nvdFrom{Clash: true}
+				}
 				wins = append(wins, carried)
+			case c.rec == nil:
+				unresolved = append(unresolved, old.ID)
+			case len(u) == 0:
+				// The unchanged feeds hold only older records of it.
+				wins = append(wins, fresh(c.from()))
 			case c.at > u[len(u)-1]:
 				wins = append(wins, fresh(nvdFrom{Clash: true}))
 			default:
 				carried.from = nvdFrom{Clash: true}
 				wins = append(wins, carried)
 			}
-		case !old.Clash && c != nil && c.modified.Equal(mW):
-			// The unchanged feeds hold only older records of it.
-			wins = append(wins, fresh(c.from()))
-		default:
-			unresolved = append(unresolved, old.ID)
 		}
 	}
 	if len(unresolved) > 0 {
@@ -276,6 +359,9 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")), nil
 	}
 	for id, c := range byID { // CVEs new to the feeds
+		if c.rec == nil {
+			return nil, "the changed feeds hold a record of the previous snapshot under another name", nil
+		}
 		wins = append(wins, winner{id: id, prev: -1, rec: c.rec, from: c.from(), facts: &c.rec.nvd.Facts})
 	}
 
@@ -492,7 +578,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		out[k] = cves[i]
 	}
 	return &incrementalFeeds{cves: out, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
-		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept}, "", nil
+		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
 }
 
 // carriedCVE is the CVE a record maps to, from the previous snapshot's
@@ -531,6 +617,18 @@ func carriedCVE(c index.CVE, f *index.NVDFacts) (index.CVE, bool) {
 		}
 	}
 	return c, true
+}
+
+// feedBytes is the size of the feeds changed (indexes into infos) and of
+// all of them.
+func feedBytes(infos []FileInfo, changed []int) (some, all int64) {
+	for _, i := range changed {
+		some += infos[i].Size
+	}
+	for _, fi := range infos {
+		all += fi.Size
+	}
+	return some, all
 }
 
 // mergeSorted merges two ascending lists of inputs, once each.
@@ -656,6 +754,35 @@ func (p *previousNVD) eachRecord(b int, fn func(j int, raw []byte, size int) err
 		return fmt.Errorf("block %d: more than the %d records its facts give", b+1, p.blockLen(b))
 	}
 	return nil
+}
+
+// hashes are the records' hashes (recordHash), computed on every core.
+func (p *previousNVD) hashes() ([]recHash, error) {
+	out := make([]recHash, len(p.lines))
+	errs := make([]error, len(p.firsts)-1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= len(errs) {
+					return
+				}
+				errs[b] = p.eachRecord(b, func(j int, raw []byte, _ int) error {
+					out[j] = recordHash(raw)
+					return nil
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("loader: -previous: %s: %w", fileNVD, err)
+	}
+	return out, nil
 }
 
 // raw is record j as read.
