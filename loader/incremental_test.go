@@ -236,3 +236,35 @@ func touch(t *testing.T, rec, modified string) string {
 	j := strings.IndexByte(rec[i:], '"')
 	return rec[:i] + modified + rec[i+j:]
 }
+
+// TestIncrementalFallbacks: a build with -previous reads every feed, and
+// says why, when the feeds are not those -previous was built from, or
+// CVE JSON 5 records are among the inputs; the snapshot is the same.
+func TestIncrementalFallbacks(t *testing.T) {
+	dir := t.TempDir()
+	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), dir, "nvdcve-2.0-2024.json.gz")
+	before := copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"), dir, "nvdcve-2.0-modified.json.gz")
+	after := copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "2"), "nvdcve-2.0-modified.json.gz")
+	first := BuildOptions{CWECatalog: cwe, Feeds: []string{yearly, before}, Out: filepath.Join(dir, "s1"),
+		Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
+	buildLogged(t, first)
+	for _, tc := range []struct {
+		name  string
+		feeds []string
+		why   string
+	}{
+		{"a feed more", []string{yearly, before, after}, "the previous snapshot was built from 3 inputs, this build reads 3 feeds"},
+		{"another order", []string{after, yearly}, "feed 1 is nvdcve-2.0-modified.json.gz, the previous snapshot's was nvdcve-2.0-2024.json.gz"},
+		{"records", []string{yearly, after, sharedPath(t, "cve5/cvelistV5-sample.json.gz")}, "CVE JSON 5 record files are read in full"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := first
+			opt.Feeds, opt.Previous, opt.Time, opt.Force = tc.feeds, first.Out, first.Time.Add(time.Hour), true
+			log := incrementalAndFull(t, opt)
+			if want := "full build: not incremental: " + tc.why; !slices.Contains(log, want) || incremental(log) {
+				t.Errorf("log %q, want %q", log, want)
+			}
+		})
+	}
+}
