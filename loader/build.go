@@ -133,11 +133,16 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
+	var prev *Snapshot // read already
+	if inc != nil && inc.fallback {
+		prev, inc = inc.prev, nil
+	}
 	if inc != nil {
-		cves, nvd, feedInfo = inc.cves, inc.nvd, inc.infos
+		cves, nvd, feedInfo, prev = inc.cves, inc.nvd, inc.infos, inc.prev
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
 				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
+		inc = nil // prev is let go before writing
 	} else {
 		if why != "" {
 			stage("full build", "not incremental: "+why)
@@ -190,11 +195,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	ids := newIDTables()
 	var reports []index.Report
-	var prev *Snapshot
 	if opt.Previous != "" {
-		if inc != nil {
-			prev, inc = inc.prev, nil
-		} else {
+		if prev == nil {
 			if prev, err = Read(opt.Previous); err != nil {
 				return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 			}

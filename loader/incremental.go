@@ -132,11 +132,13 @@ type incrementalFeeds struct {
 	known    int // records of the changed feeds not decoded: -previous has them
 	// prev is the previous snapshot, read whole.
 	prev *Snapshot
+	// fallback: the feeds are to be read in full; only prev is set.
+	fallback bool
 }
 
 // readFeedsIncremental reads the feeds of a build with Previous
-// incrementally, when it can: nil and why not otherwise ("" when there
-// is no Previous). An error is one the full build would give too (a
+// incrementally, when it can: nil or a fallback, and why not, otherwise
+// ("" when there is no Previous). An error is one the full build would give too (a
 // changed feed that does not decode); the previous snapshot's own
 // problems are left to the full build to report.
 func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.Encoder, stage func(name, detail string)) (*incrementalFeeds, string, error) {
@@ -194,6 +196,11 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		return nil, "the previous snapshot changed while it was read", nil
 	}
 	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports"))
+	// From here, a build that reads every feed has the previous snapshot
+	// read already.
+	fallback := func(why string) (*incrementalFeeds, string, error) {
+		return &incrementalFeeds{prev: snap, fallback: true}, why, nil
+	}
 	prevCVE := make(map[string]int, len(snap.Data.CVEs))
 	for i := range snap.Data.CVEs {
 		prevCVE[snap.Data.CVEs[i].Name] = i
@@ -264,7 +271,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			return nil, "", err
 		}
 		if knownErr != nil {
-			return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr), nil
+			return fallback(fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr))
 		}
 		infos[i] = fi
 	}
@@ -285,7 +292,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		delete(byID, old.ID)
 		mW, err := parseNVDTime(old.LastModified)
 		if err != nil {
-			return nil, fmt.Sprintf("the previous snapshot's record of %s: lastModified: %v", old.ID, err), nil
+			return fallback(fmt.Sprintf("the previous snapshot's record of %s: lastModified: %v", old.ID, err))
 		}
 		var u []int32 // the unchanged inputs holding the winner
 		for _, at := range old.From {
@@ -355,12 +362,12 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	}
 	if len(unresolved) > 0 {
 		slices.Sort(unresolved)
-		return nil, fmt.Sprintf("%s (%s) last came from a feed that changed, with no record as recent now: which record the unchanged feeds hold is not known",
-			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")), nil
+		return fallback(fmt.Sprintf("%s (%s) last came from a feed that changed, with no record as recent now: which record the unchanged feeds hold is not known",
+			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")))
 	}
 	for id, c := range byID { // CVEs new to the feeds
 		if c.rec == nil {
-			return nil, "the changed feeds hold a record of the previous snapshot under another name", nil
+			return fallback("the changed feeds hold a record of the previous snapshot under another name")
 		}
 		wins = append(wins, winner{id: id, prev: -1, rec: c.rec, from: c.from(), facts: &c.rec.nvd.Facts})
 	}

@@ -99,6 +99,15 @@ func incrementalAndFull(t *testing.T, opt BuildOptions) []string {
 		t.Errorf("the build with Full read incrementally: %q", flog)
 	}
 	sameSnapshots(t, full.Out, inc.Out)
+	reads := 0
+	for _, l := range log {
+		if strings.HasPrefix(l, "read previous: ") {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("the previous snapshot was read %d times: %q", reads, log)
+	}
 	if _, err := Validate(inc.Out); err != nil {
 		t.Errorf("the incremental build does not validate: %v", err)
 	}
