@@ -35,8 +35,8 @@ func TestIncrementalSynth(t *testing.T) {
 		}
 	}
 	day, next := filepath.Join(dir, "day"), filepath.Join(dir, "next")
-	run(synth, "-o", day, "-cves", "3000", "-seed", "1")
-	run(synth, "-o", next, "-cves", "3000", "-seed", "1", "-next", "-change-rate", "0.02")
+	run(synth, "-o", day, "-cves", "1500", "-seed", "1")
+	run(synth, "-o", next, "-cves", "1500", "-seed", "1", "-next", "-change-rate", "0.02")
 	site1, site2 := filepath.Join(dir, "site1"), filepath.Join(dir, "site2")
 	run(feedsite, "-from", day, "-to", site1, "-time", "2026-11-22T06:00:00Z")
 	run(feedsite, "-from", next, "-to", site2, "-time", "2026-11-23T06:00:00Z")

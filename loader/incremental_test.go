@@ -125,7 +125,7 @@ func incremental(log []string) bool {
 // modified feed is the first's again goes back, and one with EPSS too.
 func TestIncrementalSameAsFullSample(t *testing.T) {
 	dir := t.TempDir()
-	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	cwe := smallCatalog(t, dir)
 	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
 	day := func(n int, modified string) []string {
 		d := filepath.Join(dir, "day"+string(rune('0'+n)))
@@ -160,7 +160,7 @@ func TestIncrementalSameAsFullSample(t *testing.T) {
 // yearly feed held the same record, it is carried over.
 func TestIncrementalDroppedRecord(t *testing.T) {
 	dir := t.TempDir()
-	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	cwe := smallCatalog(t, dir)
 	feed := string(realFeed(t))
 	const id = `"id": "CVE-2024-5732"`
 	if !strings.Contains(feed, id) {
@@ -251,7 +251,7 @@ func touch(t *testing.T, rec, modified string) string {
 // CVE JSON 5 records are among the inputs; the snapshot is the same.
 func TestIncrementalFallbacks(t *testing.T) {
 	dir := t.TempDir()
-	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	cwe := smallCatalog(t, dir)
 	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), dir, "nvdcve-2.0-2024.json.gz")
 	before := copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"), dir, "nvdcve-2.0-modified.json.gz")
 	after := copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "2"), "nvdcve-2.0-modified.json.gz")
@@ -276,4 +276,10 @@ func TestIncrementalFallbacks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// smallCatalog writes a CWE catalog of no entry into dir: the builds of
+// these tests are about the feeds.
+func smallCatalog(t *testing.T, dir string) string {
+	return writeAs(t, []byte(cweCatalogXML(`<Weaknesses/><Categories></Categories><Views/>`)), dir, "cwec_small.xml")
 }
