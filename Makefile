@@ -127,7 +127,9 @@ sample: build
 # unless CWE names another; cvelistV5's bundles of CVE JSON 5 records and
 # FIRST's EPSS file too, which FETCH_FLAGS='-cve5-url - -epss-url -'
 # turns off; vulnd feeds lists the bundles for the build), so one command
-# runs the whole cycle:
+# runs the whole cycle (when only the catalog, EPSS or the bundles failed,
+# fetch exits 3 and the build goes on with their old copies, so an outage
+# at GitHub or FIRST never holds NVD's changes back):
 #   make refresh FETCH=1 FEEDS=/srv/nvd SNAP=/srv/vulnd/current UNIT=vulnd
 # With PUBLISH=oci://REGISTRY/REPOSITORY it then pushes the new snapshot
 # there, tagged with its build time and latest (vulnd publish;
@@ -139,7 +141,9 @@ refresh: build
 	@if [ -n "$(FETCH)" ]; then \
 	  test -n "$(FEEDS)" || { echo "usage: make refresh FETCH=1 FEEDS=DIR SNAP=DIR [CWE=FILE] [PIDFILE='FILE...' | UNIT=NAME]" >&2; exit 2; }; \
 	  echo "$(strip $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS))"; \
-	  $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS) || exit 1; \
+	  $(BIN) fetch -dir $(FEEDS) -base-url $(FETCH_URL) $(FETCH_FLAGS); rc=$$?; \
+	  if [ $$rc -eq 3 ]; then echo "refresh: NVD's feeds are current; building with the old copy of the source that failed" >&2; \
+	  elif [ $$rc -ne 0 ]; then exit 1; fi; \
 	fi
 	@$(MAKE) --no-print-directory refresh-build FEEDS="$(FEEDS)" SNAP="$(SNAP)" PIDFILE="$(PIDFILE)" UNIT="$(UNIT)" \
 	  PUBLISH="$(PUBLISH)" PUBLISH_FLAGS="$(PUBLISH_FLAGS)" CWE="$(or $(CWE),$(if $(FETCH),$(FEEDS)/cwec_latest.xml.zip))"

@@ -5,13 +5,16 @@
 #   with .meta files, and a CWE catalog zip: bench/feedsite) and balances
 #   FT_REPLICAS vulnd replicas; the CNCF distribution registry (Debian's
 #   docker-registry) holds the snapshots. The operator's cycle
-#   (vulnd fetch -> build -previous -> publish, which validates) runs once,
+#   (vulnd fetch -> build -previous -> publish, which checks the snapshot's
+#   sums and sends only the chunks the registry lacks) runs once,
 #   the replicas start empty with serve -pull and fill themselves, then
 #   wrk sends traffic through nginx while:
 #     1. the site moves to the next day's feeds and the cycle runs again:
 #        every replica must serve the new snapshot within one poll
 #        interval plus its load; the time from the site changing to the
-#        last replica serving it is the freshness figure, by stage;
+#        last replica serving it is the freshness figure, by stage, with
+#        the bytes publish sent and each replica fetched (the chunks it
+#        did not hold) and copied from its own disk;
 #     2. a corrupt artifact is tagged latest: every replica must count it
 #        (vulnd_pull_total{outcome="invalid"}) and keep serving;
 #     3. the registry stops: every replica must count it
@@ -113,8 +116,9 @@ for ((i = 0; i < 200; i++)); do [[ $(code_of "http://$REG/v2/") == 200 ]] && bre
 # ---- the operator's cycle -----------------------------------------------------
 
 # cycle TAG: fetch, build (-previous when there is a snapshot), publish
-# TAG and latest (publish validates the snapshot first, as vulnd validate
-# does); sets T_FETCH T_BUILD T_PUBLISH (ms) and NEW_ID.
+# TAG and latest (publish checks the snapshot's sums first, and sends the
+# chunks the registry does not hold); sets T_FETCH T_BUILD T_PUBLISH (ms),
+# NEW_ID and SENT (what publish says it sent).
 cycle() {
 	local tag=$1 t prev=()
 	t=$(now_ms)
@@ -139,9 +143,11 @@ cycle() {
 	rm -rf "$WORK/op/prev"
 	[[ -d $WORK/op/current ]] && mv "$WORK/op/current" "$WORK/op/prev"
 	mv "$WORK/op/next" "$WORK/op/current"
-	"$BIN" publish -plain-http -to "$REPO:$tag" "$WORK/op/current" >"$WORK/publish-$tag.txt" 2>>"$WORK/op.log" ||
-		die "vulnd publish failed: $(tail -n 3 "$WORK/op.log")"
+	"$BIN" publish -plain-http -to "$REPO:$tag" "$WORK/op/current" >"$WORK/publish-$tag.txt" 2>"$WORK/publish-$tag.log" ||
+		die "vulnd publish failed: $(tail -n 3 "$WORK/publish-$tag.log")"
 	T_PUBLISH=$(($(now_ms) - t))
+	cat "$WORK/publish-$tag.log" >>"$WORK/op.log"
+	SENT=$(sed -n 's/^vulnd publish: [^:]*: \(sent .*\), tagged .*/\1/p' "$WORK/publish-$tag.log")
 	NEW_ID=$(awk '{ print $3 }' "$WORK/publish-$tag.txt")
 }
 
@@ -194,7 +200,7 @@ for ((i = 0; i < 100; i++)); do [[ $(code_of "http://127.0.0.1:$SITE_PORT/nvdcve
 say "cycle 1: fetch, build, publish"
 cycle day1
 ID1=$NEW_ID
-say "  snapshot $ID1: fetch ${T_FETCH} ms, build ${T_BUILD} ms, publish (validate and push) ${T_PUBLISH} ms"
+say "  snapshot $ID1: fetch ${T_FETCH} ms, build ${T_BUILD} ms, publish (check sums and push) ${T_PUBLISH} ms: $SENT"
 deadline
 
 # ---- replicas that fill themselves from the registry ------------------------
@@ -252,6 +258,10 @@ done
 T_ALL=$(($(now_ms) - T0))
 PULLS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${SEEN[$i]}"; done | sort -n | paste -sd' ')
 LOADS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
+# What each replica's pull of the second snapshot fetched from the
+# registry and copied from its own disk, in bytes.
+MOVED=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'pulled a new snapshot' "$WORK/r$i.log" | tail -n 1 |
+	sed -n 's/.*fetched_blobs=\([0-9]*\) fetched_bytes=\([0-9]*\) reused_blobs=\([0-9]*\) reused_bytes=\([0-9]*\).*/fetched \1 blobs (\2 B), reused \3 (\4 B)/p'; done | paste -sd';' | sed 's/;/; /g')
 say "  snapshot $ID2 on every replica $T_ALL ms after the site changed"
 FAILS=()
 for ((i = 1; i <= FT_REPLICAS; i++)); do
@@ -280,7 +290,8 @@ say "a corrupt artifact tagged latest"
 "$WORK/bin/synth" -o "$WORK/synth/third" -cves "$FT_CVES" -seed "$((FT_SEED + 1))" >/dev/null
 "$BIN" build -cwe "$WORK/synth/third/cwec_synth.xml" -o "$WORK/op/third" "$WORK"/synth/third/nvdcve-2.0-*.json.gz >>"$WORK/op.log" 2>&1 || die "building the third snapshot failed"
 "$BIN" publish -plain-http -to "$REPO:bad" -also-tag '' "$WORK/op/third" >"$WORK/publish-bad.txt" 2>>"$WORK/op.log" || die "publishing the third snapshot failed"
-cves_sum=$(awk '/"cves": \{/ { f = 1 } f && /"sha256"/ { gsub(/[",]/, "", $2); print $2; exit }' "$WORK/op/third/manifest.json")
+# The blob of the first chunk of its CVE file (a blob per chunk).
+cves_sum=$(awk '/"cves": \{/ { f = 1 } f && /"chunks"/ { c = 1 } c && /"sha256"/ { gsub(/[",]/, "", $2); print $2; exit }' "$WORK/op/third/manifest.json")
 blob=$WORK/registry/docker/registry/v2/blobs/sha256/${cves_sum:0:2}/$cves_sum/data
 [[ -f $blob ]] || die "no blob $blob in the registry's storage"
 printf 'corrupt' | dd of="$blob" bs=1 seek=1000 conv=notrunc status=none
@@ -323,7 +334,8 @@ done)
 echo
 echo "fleet-test: $FT_CVES CVEs, $FT_REPLICAS replicas (-pull-every $FT_EVERY) behind nginx, distribution registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "freshness: $T_ALL ms from the new feeds being on the site to every replica serving the snapshot made of them (writing the site took $T_SITE ms more)"
-echo "  fetch $T_FETCH ms; build $T_BUILD ms; publish (validate and push) $T_PUBLISH ms; publish to each replica serving: $PULLS (ms; each replica's load: $LOADS)"
+echo "  fetch $T_FETCH ms; build $T_BUILD ms; publish (check sums and push) $T_PUBLISH ms; publish to each replica serving: $PULLS (ms; each replica's load: $LOADS)"
+echo "bytes: publish $SENT; each replica: $MOVED"
 echo "traffic: $req requests through nginx, non-2xx $non2xx, socket errors $sock, nginx 5xx $s5xx; p99 $(wrkv p99_ms "$W") ms"
 echo "pulls: $counts"
 if ((${#FAILS[@]} > 0)); then

@@ -6,7 +6,9 @@
 # Steps: generate two days of synthetic feeds (the second with 2% changed,
 # so a report exists), build both snapshots (-previous), serve the second
 # with vulnd, pick LOAD_PER_CLASS real paths per endpoint class and save
-# vulnd's answers (bench/loaddump), serve those files with nginx (1
+# vulnd's answers (bench/loaddump; NVD's CVE API answers carry the
+# snapshot's build time as their timestamp, so they too are the same bytes
+# every time, checked below), serve those files with nginx (1
 # worker, sendfile, open_file_cache, long keep-alive) and from a map with
 # bench/ceiling (Go's own ceiling), then run wrk against each, pinned: the
 # servers on LOAD_SERVER_CPU, wrk on LOAD_CLIENT_CPU. LOAD_ROUNDS rounds
@@ -155,7 +157,8 @@ run() { # command... (in the background, waited for)
 # The expected duration, from the class names in bench/paths.go.
 all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE page"
 	"product's CVEs at a version" "CVE details" "one vendor"
-	"one product" "one CWE" "CWE's CVE page" "vendor list" "report" "alert's events")
+	"one product" "one CWE" "CWE's CVE page" "vendor list" "report" "alert's events"
+	"a page of 2,000 records" "one record by cveId")
 classes_n=0
 for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done
 ((classes_n > 0)) || die "LOAD_CLASSES='$LOAD_CLASSES' matches no class (${all_classes[*]})"
@@ -456,7 +459,9 @@ if ((LOAD_PROFILE)); then
 	done <"$DUMP/classes.txt"
 fi
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# The mean of the middle two is printed with %.1f: awk's default (%.6g)
+# writes 1,725,549.5 as 1.72555e+06, which bc cannot read.
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else printf "%.1f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 med() { # class server column
 	awk -F'\t' -v c="$1" -v s="$2" -v k="$3" '$1 == c && $2 == s {print $k}' "$RESULTS" | median
 }
@@ -471,7 +476,7 @@ spread() {
 		printf "%.2f", m
 	}' "$RESULTS"
 }
-ratio() { if [[ $2 == 0 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
+ratio() { if [[ $(echo "$2 == 0" | bc) == 1 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
 
 # 5. Reload under load.
 RELOAD_TEXT="(skipped: LOAD_RELOADS=0)"

@@ -7,7 +7,6 @@ package bench
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -25,6 +24,7 @@ import (
 	"github.com/vulnd/vulnd/httpapi"
 	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader"
+	"github.com/vulnd/vulnd/loader/loadertest"
 )
 
 // sharedPath is a file of ../shared/data beside the repository; the
@@ -42,32 +42,7 @@ func sharedPath(t *testing.T, rel string) string {
 // holds them.
 func sampleRecords(t *testing.T) []json.RawMessage {
 	t.Helper()
-	f, err := os.Open(sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var feed struct {
-		Vulnerabilities []struct {
-			CVE json.RawMessage `json:"cve"`
-		} `json:"vulnerabilities"`
-	}
-	if err := json.Unmarshal(doc, &feed); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]json.RawMessage, len(feed.Vulnerabilities))
-	for i, v := range feed.Vulnerabilities {
-		out[i] = v.CVE
-	}
-	return out
+	return loadertest.FeedRecords(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
 }
 
 // readTree reads every file under dir, by path relative to it.

@@ -13,6 +13,10 @@ import (
 	"github.com/vulnd/vulnd/index"
 )
 
+// NVDPageSize is the size of the class "a page of 2,000 records": NVD's
+// largest page, which its clients ask for.
+const NVDPageSize = 2000
+
 // Class is one endpoint class and the paths (with query) a benchmark or
 // load test cycles through.
 type Class struct {
@@ -29,7 +33,12 @@ type Getter func(target string, v any) error
 // paths for the same snapshot. CVEs are drawn at random; vendors and
 // products are those the drawn CVEs name, so they are drawn as often as
 // they have CVEs, the way users ask for them: big vendors often, the long
-// tail too. Pages are drawn from the first 50 of each list.
+// tail too. Pages are drawn from the first 50 of each list. NVD's CVE API
+// gets two classes: pages of 2,000 records (its largest, as NVD's clients
+// sync) at startIndex 0, 2000, ... (the first 50 pages), and one record by
+// cveId, of the drawn CVEs. Their envelope's timestamp is the snapshot's
+// build time, not the time of the request, so every answer to a path is
+// the same bytes, which nginx can serve as vulnd served them once.
 func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pages := func(total int) int { return max(1, (total+httpapi.DefaultPageSize-1)/httpapi.DefaultPageSize) }
@@ -102,6 +111,16 @@ func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
 		return nil, err
 	}
 
+	var nvd struct {
+		TotalResults int `json:"totalResults"`
+	}
+	if err := get(httpapi.NVDPath+"?resultsPerPage=0", &nvd); err != nil {
+		return nil, err
+	}
+	if nvd.TotalResults == 0 {
+		return nil, fmt.Errorf("the snapshot has no NVD records (format 5 or older?)")
+	}
+
 	pick := func(n int, f func(i int) string) []string {
 		out := make([]string, n)
 		for i := range out {
@@ -138,5 +157,10 @@ func PickPaths(get Getter, c index.Counts, perClass int) ([]Class, error) {
 		{"alert's events", pick(perClass, func(i int) string {
 			return "/reports/" + reports[0].ID + "/alerts/" + alerts[r.IntN(len(alerts))].ID.String()
 		})},
+		{"a page of 2,000 records", pick(perClass, func(int) string {
+			pages := (nvd.TotalResults + NVDPageSize - 1) / NVDPageSize
+			return httpapi.NVDPath + "?resultsPerPage=" + strconv.Itoa(NVDPageSize) + "&startIndex=" + strconv.Itoa(NVDPageSize*r.IntN(min(pages, 50)))
+		})},
+		{"one record by cveId", pick(perClass, func(i int) string { return httpapi.NVDPath + "?cveId=" + cves[i%len(cves)] })},
 	}, nil
 }

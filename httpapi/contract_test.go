@@ -961,7 +961,8 @@ var liveTargets = map[string]string{
 	"/status":                                "/status",
 
 	"/vendors/:vendor/products/:product/explain": "/vendors/acme/products/widget/explain?version=1.5",
-	NVDPath: NVDPath,
+	NVDPath:        NVDPath,
+	NVDHistoryPath: NVDHistoryPath,
 }
 
 // liveBatch is a POST body answering 200 on handData (and on the sample,
@@ -1321,6 +1322,15 @@ func TestOpenAPILiveResponses(t *testing.T) {
 	}
 	for id := 1; id <= 14; id++ {
 		both(ch, report+"/alerts/"+strconv.Itoa(id), nil, 200)
+	}
+	// NVD's change history: changes, and every reason it refuses a query.
+	for _, target := range []string{NVDHistoryPath + "?cveId=CVE-2023-6069", NVDHistoryPath + "?eventName=Initial%20Analysis",
+		NVDHistoryPath + "?changeStartDate=2026-11-22T06:00:00.000&changeEndDate=2026-11-22T06:00:00.000&resultsPerPage=3&startIndex=3"} {
+		both(ch, target, nil, 200)
+		both(ch, target, gzip, 200)
+	}
+	for _, tc := range nvdHistoryBadQueries {
+		both(ch, NVDHistoryPath+"?"+tc.query, nil, 404)
 	}
 
 	// Every status documented for an operation came from the server (500

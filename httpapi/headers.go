@@ -95,14 +95,15 @@ func contentLength(n int) []string {
 	return v
 }
 
-// setPageHeaders sets X-Total-Count (the list's length) and Link (RFC 8288:
+// pageHeaderValues are the X-Total-Count (the list's length) and Link (RFC 8288:
 // first, prev, next and last pages, as paths relative to this server) for
 // page p of a list of total items, size to a page. prev is left out on
 // page 1 and next on the last page; past the end, prev is the last page.
 // params are the query parameters the links keep, each ending in "&".
 // Both values are built on the stack and copied out in one string: two
-// allocations a page (that string and the values' array).
-func setPageHeaders(hdr http.Header, path, params string, p, total, size int) {
+// allocations a page (that string and the values' array), made once per
+// page kept in the page cache.
+func pageHeaderValues(path, params string, p, total, size int) *[2]string {
 	last := max(1, (total+size-1)/size)
 	var buf [512]byte
 	b := strconv.AppendInt(buf[:0], int64(total), 10)
@@ -130,9 +131,7 @@ func setPageHeaders(hdr http.Header, path, params string, p, total, size int) {
 	}
 	b = link(b, last, "last")
 	s := string(b)
-	vals := &[2]string{s[:n], s[n:]}
-	hdr["X-Total-Count"] = vals[0:1:1]
-	hdr["Link"] = vals[1:2:2]
+	return &[2]string{s[:n], s[n:]}
 }
 
 // etagMatches implements If-None-Match's weak comparison against our tag:

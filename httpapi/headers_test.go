@@ -325,6 +325,19 @@ func TestCompressedCache(t *testing.T) {
 		check("/cve?page=1", accept)
 	}
 	// Another snapshot: other bodies, over 1 KiB, at the same targets.
+	other := otherIndex(t)
+	cur.Store(other)
+	for _, accept := range []string{"gzip", "zstd"} {
+		check("/cve?page=1", accept)
+		check("/vendors/acme/cve?page=1", accept)
+	}
+}
+
+// otherIndex is a snapshot other than handData's: 30 other CVEs of
+// acme's widget, so its bodies at handData's list targets differ (and
+// are over 1 KiB).
+func otherIndex(t *testing.T) *index.Index {
+	t.Helper()
 	d := &index.Data{}
 	for i := 1; i <= 30; i++ {
 		d.CVEs = append(d.CVEs, index.CVE{Name: "CVE-2025-" + strconv.Itoa(1000+i), Summary: "other " + strconv.Itoa(i),
@@ -335,11 +348,7 @@ func TestCompressedCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur.Store(other)
-	for _, accept := range []string{"gzip", "zstd"} {
-		check("/cve?page=1", accept)
-		check("/vendors/acme/cve?page=1", accept)
-	}
+	return other
 }
 
 func TestZcacheBound(t *testing.T) {

@@ -64,7 +64,7 @@ var nvdFlags = [...]string{"noRejected", "hasKev", "hasCertAlerts", "hasCertNote
 
 // nvdCVEs answers NVD's CVE API.
 func nvdCVEs(c call, dst []byte) (result, error) {
-	vals, err := nvdValues(c.r.URL.RawQuery)
+	vals, err := nvdValues(c.r.URL.RawQuery, nvdParams)
 	if err != nil {
 		return result{}, err
 	}
@@ -95,18 +95,18 @@ var nvdParams = map[string]bool{
 	"versionStartType": true, "virtualMatchString": true,
 }
 
-// nvdValues reads NVD's parameters from a raw query, the first of a
-// repeated one; other parameters are ignored, even when they are not
+// nvdValues reads the parameters of params from a raw query, the first
+// of a repeated one; other parameters are ignored, even when they are not
 // valid percent-encoding, as everywhere in this API. A parameter of
-// NVD's whose value is not is refused.
-func nvdValues(raw string) (url.Values, error) {
+// params whose value is not is refused.
+func nvdValues(raw string, params map[string]bool) (url.Values, error) {
 	vals := url.Values{}
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(pair, "=")
 		key, err := url.QueryUnescape(k)
-		if err != nil || !nvdParams[key] || vals.Has(key) {
+		if err != nil || !params[key] || vals.Has(key) {
 			continue
 		}
 		val, err := url.QueryUnescape(v)
@@ -128,20 +128,8 @@ func parseNVDQuery(vals url.Values) (q index.NVDQuery, start, size int, err erro
 		}
 		return v[0], true
 	}
-	start, size = 0, nvdMaxResults
-	if v, ok := get("startIndex"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return q, 0, 0, errNVDStartIndex
-		}
-		start = n
-	}
-	if v, ok := get("resultsPerPage"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > nvdMaxResults {
-			return q, 0, 0, errNVDResultsPerPage
-		}
-		size = n
+	if start, size, err = nvdPaging(vals, nvdMaxResults, errNVDResultsPerPage); err != nil {
+		return q, 0, 0, err
 	}
 	flags := map[string]bool{}
 	for _, f := range nvdFlags {
@@ -271,6 +259,28 @@ func parseNVDQuery(vals url.Values) (q index.NVDQuery, start, size int, err erro
 		}
 	}
 	return q, start, size, nil
+}
+
+// nvdPaging reads startIndex (default 0) and resultsPerPage (default and
+// at most maxSize; sizeErr when it is not a whole number up to it), as
+// NVD's APIs take them.
+func nvdPaging(vals url.Values, maxSize int, sizeErr error) (start, size int, err error) {
+	start, size = 0, maxSize
+	if v, ok := vals["startIndex"]; ok && len(v) > 0 {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 0 {
+			return 0, 0, errNVDStartIndex
+		}
+		start = n
+	}
+	if v, ok := vals["resultsPerPage"]; ok && len(v) > 0 {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 0 || n > maxSize {
+			return 0, 0, sizeErr
+		}
+		size = n
+	}
+	return start, size, nil
 }
 
 // parseNVDCPE reads cpeName (with isVulnerable) or virtualMatchString

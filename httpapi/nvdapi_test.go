@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader/loadertest"
 )
 
 // nvdSample is NVD's sample feed: each record as the feed holds it, and
@@ -29,34 +29,13 @@ type nvdSample struct {
 
 func readNVDSample(t *testing.T) nvdSample {
 	t.Helper()
-	f, err := os.Open(sharedData(t, "nvd/nvdcve-2.0-sample.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var feed struct {
-		Vulnerabilities []struct {
-			CVE stdjson.RawMessage `json:"cve"`
-		} `json:"vulnerabilities"`
-	}
-	if err := stdjson.Unmarshal(doc, &feed); err != nil {
-		t.Fatal(err)
-	}
 	s := nvdSample{raw: map[string]string{}}
-	for _, v := range feed.Vulnerabilities {
+	for _, rec := range loadertest.FeedRecords(t, sharedData(t, "nvd/nvdcve-2.0-sample.json.gz")) {
 		var m map[string]any
-		if err := stdjson.Unmarshal(v.CVE, &m); err != nil {
+		if err := stdjson.Unmarshal(rec, &m); err != nil {
 			t.Fatal(err)
 		}
-		s.raw[m["id"].(string)] = string(v.CVE)
+		s.raw[m["id"].(string)] = string(rec)
 		s.recs = append(s.recs, m)
 	}
 	return s
@@ -368,6 +347,16 @@ func TestNVDParameters(t *testing.T) {
 			}
 			return false
 		}, -1},
+		{"cvssV4Metrics=AV:N/AC:L", func(r map[string]any) bool {
+			_, vecs := metricsOf(r, "cvssMetricV40")
+			for _, v := range vecs {
+				parts := strings.Split(v, "/")
+				if slices.Contains(parts, "AV:N") && slices.Contains(parts, "AC:L") {
+					return true
+				}
+			}
+			return false
+		}, -1},
 		{"cvssV2Metrics=AV:N/AC:L/Au:N/C:C/I:C/A:C", func(r map[string]any) bool {
 			_, vecs := metricsOf(r, "cvssMetricV2")
 			return slices.Contains(vecs, "AV:N/AC:L/Au:N/C:C/I:C/A:C")
@@ -398,6 +387,9 @@ func TestNVDParameters(t *testing.T) {
 		}
 		if tc.n >= 0 && len(want) != tc.n {
 			t.Errorf("?%s: the sample has %d such records, the test expected %d", tc.query, len(want), tc.n)
+		}
+		if tc.n < 0 && (len(want) == 0 || len(want) == len(order)) {
+			t.Errorf("?%s: %d of the sample's %d records match: a filter the sample does not exercise", tc.query, len(want), len(order))
 		}
 	}
 }

@@ -28,6 +28,7 @@ var routes = []struct {
 	{"/cve/batch", cveBatch, true},                                 // many CVEs in one request
 	{"/status", status, false},                                     // the snapshot served, its provenance and gaps
 	{NVDPath, nvdCVEs, false},                                      // NVD's CVE API 2.0 (nvdapi.go)
+	{NVDHistoryPath, nvdHistory, false},                            // NVD's CVE Change History API 2.0 (nvdapi_history.go)
 
 	// Why each CVE of 11 with version matched (explain.go).
 	{"/vendors/:vendor/products/:product/explain", productExplain, false},

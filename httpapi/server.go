@@ -68,6 +68,7 @@ type Server struct {
 	static map[string]httprouter.Handle
 	snap   atomic.Pointer[snapHeaders]
 	zcache atomic.Pointer[zcache]
+	pcache atomic.Pointer[pcache]
 }
 
 // New returns a Server that reads the live index from current once per
@@ -300,14 +301,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		}
 		s.finish(r, rm, status, n, start)
 	}()
-	res, err := h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize, stale: s.stale}, bufs.body[:0])
-	if res.appended {
-		bufs.body = res.body[:0] // take back what came out
+	var (
+		res      result
+		err      error
+		pageHdrs *[2]string // a page's X-Total-Count and Link values
+		fresh    bool       // res is no cached page: keep it if it is one
+	)
+	if e, ok := s.cachedPage(r, ix.ETag()); ok {
+		res, pageHdrs = result{body: e.body, page: e.page, total: e.total}, e.hdrs
+	} else {
+		res, err = h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize, stale: s.stale}, bufs.body[:0])
+		if res.appended {
+			bufs.body = res.body[:0] // take back what came out
+		}
+		fresh = true
 	}
 	if err != nil {
 		wrote = true
 		status, n = writeError(w, r, err)
 		return
+	}
+	if res.page > 0 && pageHdrs == nil {
+		pageHdrs = pageHeaderValues(r.URL.EscapedPath(), res.links, res.page, res.total, s.pageSize)
+		if fresh && res.stream == nil && !res.stale {
+			s.keepPage(r, ix.ETag(), &res, pageHdrs)
+		}
 	}
 	// Headers, validators, 304, HEAD and Content-Length alike, then the
 	// body whole or, for NDJSON, streamed.
@@ -358,7 +376,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	}
 	hdr["Content-Length"] = contentLength(size)
 	if res.page > 0 {
-		setPageHeaders(hdr, r.URL.EscapedPath(), res.links, res.page, res.total, s.pageSize)
+		hdr["X-Total-Count"] = pageHdrs[0:1:1]
+		hdr["Link"] = pageHdrs[1:2:2]
 	}
 	wrote, status = true, http.StatusOK
 	w.WriteHeader(status)

@@ -1,8 +1,10 @@
 package index
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/goccy/go-json"
 )
@@ -519,13 +521,28 @@ func (t *entryTable) stab(r int32) []int32 {
 	return out
 }
 
+// entryRules is what an entry table reads of an affected entry: its
+// default status and version objects. Decoding only them leaves the
+// names, CPEs and platforms undecoded, which would be garbage at once: a
+// product's first query decodes the entries of each of its CVEs, and
+// WarmVersionTables does it for the biggest products right after a load.
+type entryRules struct {
+	DefaultStatus *string           `json:"default_status"`
+	Versions      []AffectedVersion `json:"versions"`
+}
+
 // entryTable builds the table of the product named vendorName and
 // productName from the CVEs at positions cves (those listed through
 // their entries among them).
 func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entryTable {
 	b := newEntryTableBuilder()
 	d := ix.details
-	var all, picked []AffectedEntry
+	var (
+		all    []entryRules
+		picked []AffectedEntry
+		text   []byte
+		dec    rulesDecoder
+	)
 	for _, pos := range cves {
 		r := d.cves[pos]
 		if r.keys == 0 {
@@ -536,16 +553,20 @@ func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entry
 			if it.vendor != vendorName || it.product != productName {
 				continue
 			}
-			// A fresh slice each time: decoding into a used one keeps the
-			// members an element's JSON lacks (lessThan) from the last.
-			all = nil
-			if err := json.Unmarshal([]byte(d.strs[r.affected]), &all); err != nil {
-				break // Check refuses such a snapshot; a load does not decode it
+			text = d.appendText(text[:0], r.affected)
+			var ok bool
+			if all, ok = dec.decode(text); !ok {
+				// A fresh slice: decoding into a used one keeps the members
+				// an element's JSON lacks (lessThan) from the last.
+				all = nil
+				if err := json.Unmarshal(text, &all); err != nil {
+					break // Check refuses such a snapshot; a load does not decode it
+				}
 			}
 			picked = picked[:0]
 			it.eachEntry(func(i int) bool {
 				if i < len(all) {
-					picked = append(picked, all[i])
+					picked = append(picked, AffectedEntry{DefaultStatus: all[i].DefaultStatus, Versions: all[i].Versions})
 				}
 				return true
 			})
@@ -554,4 +575,215 @@ func (ix *Index) entryTable(cves []int32, vendorName, productName string) *entry
 		}
 	}
 	return b.table()
+}
+
+// rulesDecoder decodes the JSON of a CVE's affected entries into
+// []entryRules, as json.Unmarshal decodes it into a new []entryRules
+// (but that an empty array may come out nil): strings are new, the
+// slices are the decoder's, reused from one text to the next, so that an
+// entry table leaves no garbage but its strings. What it decodes is good
+// until its next decode.
+type rulesDecoder struct {
+	s    scanner
+	dst  []entryRules
+	vers []AffectedVersion
+	chs  []StatusChange
+	// Where each entry's versions are in vers and each version's changes
+	// in chs (from -1: null), made views once vers and chs are whole.
+	verSpans, chSpans []rulesSpan
+}
+
+type rulesSpan struct{ from, to int }
+
+// decode decodes text; ok is false for what it may not read as
+// json.Unmarshal does (a member named in another case or with an escape,
+// a member twice, a value of another type, trailing bytes), which the
+// caller then decodes with json.Unmarshal.
+func (d *rulesDecoder) decode(text []byte) (_ []entryRules, ok bool) {
+	d.s = scanner{b: text}
+	d.dst, d.vers, d.chs, d.verSpans, d.chSpans = d.dst[:0], d.vers[:0], d.chs[:0], d.verSpans[:0], d.chSpans[:0]
+	null, ok := d.array(d.entry)
+	d.s.ws()
+	if !ok || null || d.s.i != len(text) {
+		return nil, false
+	}
+	for i, sp := range d.chSpans {
+		d.vers[i].Changes = nil
+		if sp.from >= 0 {
+			d.vers[i].Changes = d.chs[sp.from:sp.to:sp.to]
+		}
+	}
+	for i, sp := range d.verSpans {
+		d.dst[i].Versions = nil
+		if sp.from >= 0 {
+			d.dst[i].Versions = d.vers[sp.from:sp.to:sp.to]
+		}
+	}
+	return d.dst, true
+}
+
+// array reads null, or an array whose elements each reads.
+func (d *rulesDecoder) array(each func() bool) (null, ok bool) {
+	d.s.ws()
+	if d.s.literal("null") {
+		return true, true
+	}
+	started := false
+	for {
+		more, ok := d.s.arrayNext(&started)
+		if !ok || !more {
+			return false, ok
+		}
+		if !each() {
+			return false, false
+		}
+	}
+}
+
+// members reads an object, calling member with each name, which reads
+// the value; a name with an escape, or met twice, fails.
+func (d *rulesDecoder) members(member func(key []byte) bool) bool {
+	s := &d.s
+	if !s.eat('{') {
+		return false
+	}
+	if s.eat('}') {
+		return true
+	}
+	var seen [8][]byte
+	n := 0
+	for {
+		key, ok := s.key()
+		if !ok || bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		for _, k := range seen[:n] {
+			if bytes.Equal(k, key) {
+				return false
+			}
+		}
+		if n < len(seen) {
+			seen[n] = key
+			n++
+		}
+		if !member(key) {
+			return false
+		}
+		if s.eat(',') {
+			continue
+		}
+		return s.eat('}')
+	}
+}
+
+// other skips the value of a member that is none of names, and fails for
+// one that names one of them in another case (json.Unmarshal's match).
+func (d *rulesDecoder) other(key []byte, names ...string) bool {
+	for _, n := range names {
+		if strings.EqualFold(string(key), n) {
+			return false
+		}
+	}
+	return d.s.value(0)
+}
+
+// str reads a string or null.
+func (d *rulesDecoder) str() (*string, bool) {
+	d.s.ws()
+	if d.s.literal("null") {
+		return nil, true
+	}
+	v, ok := d.s.text()
+	if !ok {
+		return nil, false
+	}
+	t := string(v)
+	return &t, true
+}
+
+// text reads a string or null (which leaves *dst as it is) into dst.
+func (d *rulesDecoder) text(dst *string) bool {
+	d.s.ws()
+	if d.s.literal("null") {
+		return true
+	}
+	v, ok := d.s.text()
+	if ok {
+		*dst = string(v)
+	}
+	return ok
+}
+
+func (d *rulesDecoder) entry() bool {
+	d.dst = append(d.dst, entryRules{})
+	d.verSpans = append(d.verSpans, rulesSpan{-1, -1})
+	return d.members(d.entryMember)
+}
+
+func (d *rulesDecoder) entryMember(key []byte) bool {
+	i := len(d.dst) - 1
+	switch string(key) {
+	case "default_status":
+		var ok bool
+		d.dst[i].DefaultStatus, ok = d.str()
+		return ok
+	case "versions":
+		from := len(d.vers)
+		null, ok := d.array(d.version)
+		if !null {
+			d.verSpans[i] = rulesSpan{from, len(d.vers)}
+		}
+		return ok
+	}
+	return d.other(key, "default_status", "versions")
+}
+
+func (d *rulesDecoder) version() bool {
+	d.vers = append(d.vers, AffectedVersion{})
+	d.chSpans = append(d.chSpans, rulesSpan{-1, -1})
+	return d.members(d.versionMember)
+}
+
+func (d *rulesDecoder) versionMember(key []byte) bool {
+	i := len(d.vers) - 1
+	v := &d.vers[i]
+	var ok bool
+	switch string(key) {
+	case "version":
+		return d.text(&v.Version)
+	case "status":
+		return d.text(&v.Status)
+	case "versionType":
+		return d.text(&v.VersionType)
+	case "lessThan":
+		v.LessThan, ok = d.str()
+		return ok
+	case "lessThanOrEqual":
+		v.LessThanOrEqual, ok = d.str()
+		return ok
+	case "changes":
+		from := len(d.chs)
+		null, ok := d.array(d.change)
+		if !null {
+			d.chSpans[i] = rulesSpan{from, len(d.chs)}
+		}
+		return ok
+	}
+	return d.other(key, "version", "status", "versionType", "lessThan", "lessThanOrEqual", "changes")
+}
+
+func (d *rulesDecoder) change() bool {
+	d.chs = append(d.chs, StatusChange{})
+	return d.members(d.changeMember)
+}
+
+func (d *rulesDecoder) changeMember(key []byte) bool {
+	c := &d.chs[len(d.chs)-1]
+	switch string(key) {
+	case "at":
+		return d.text(&c.At)
+	case "status":
+		return d.text(&c.Status)
+	}
+	return d.other(key, "at", "status")
 }

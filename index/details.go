@@ -33,6 +33,9 @@ type KEV struct {
 // written per request (AppendDetails).
 type Details struct {
 	strs []string // strs[0] is ""
+	// far are the JSON texts of a loaded Details, kept compressed (see
+	// farTexts): nil in a built one.
+	far  *farTexts
 	cves []detailRef
 	// metrics are kept in the pieces they were parsed in (one per chunk of
 	// the stored file), so loading never copies them into one array.
@@ -154,11 +157,22 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	return nil
 }
 
-// Details returns what was added; the builder is not to be used again.
+// Details returns what was added; the builder is not to be used again
+// (its map of the texts is let go: the details outlive it).
 func (b *DetailsBuilder) Details() *Details {
 	d := &b.d
 	d.strs, d.cves, d.metrics[0], d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics[0]), slices.Clip(d.kevs)
+	b.ids = nil
 	return d
+}
+
+// Reorderable returns details that BuildEntries may put in list order
+// while d keeps the order it was built in: the CVEs' small records are
+// copied, the texts, metrics and KEV entries (which BuildEntries never
+// changes) are shared. A build writes d and checks the copy, rather than
+// building the details twice.
+func (d *Details) Reorderable() *Details {
+	return &Details{strs: d.strs, cves: slices.Clone(d.cves), metrics: d.metrics, kevs: d.kevs}
 }
 
 // emptyDetails is the details of n CVEs without status, KEV or metrics.
@@ -174,8 +188,20 @@ func emptyDetails(n int) *Details {
 func (d *Details) Len() int { return len(d.cves) }
 
 // Strings is d's text table, for a snapshot file: line i of the stored
-// form refers to it by index.
-func (d *Details) Strings() []string { return d.strs }
+// form refers to it by index. For a loaded Details, it is a copy with
+// every far text decoded.
+func (d *Details) Strings() []string {
+	if d.far == nil {
+		return d.strs
+	}
+	out := slices.Clone(d.strs)
+	for id := range out {
+		if d.far.isFar(uint32(id)) {
+			out[id] = string(d.appendText(nil, uint32(id)))
+		}
+	}
+	return out
+}
 
 // AppendLine appends the stored form of the i-th CVE's details: decimal
 // numbers separated by spaces, "status kev [date_added action_due
@@ -227,6 +253,10 @@ type DetailsLoader struct {
 	// noAffected: the lines end after the metrics (snapshot format 4);
 	// noKeys: after ssvc (format 5).
 	noAffected, noKeys bool
+	// plain are the far texts (see farTexts) that a line names where a
+	// plain text is read (a status, a vector...): they get a string too,
+	// once every piece is parsed. Guarded by d.mu.
+	plain []uint32
 }
 
 // NewDetailsLoader starts a Details of cves CVEs stored in pieces pieces,
@@ -306,7 +336,17 @@ func (l *DetailsLoader) ParsePiece(p, first int, data []byte) error {
 // parseLine parses one CVE's line, appending its metrics to ms.
 func (l *DetailsLoader) parseLine(line []byte, n uint64, piece uint16, ms []metricRec) (detailRef, []metricRec, error) {
 	p := numParser{b: line}
-	text := func() uint32 { return uint32(p.next(n - 1)) }
+	far := l.d.far
+	text := func() uint32 {
+		id := uint32(p.next(n - 1))
+		if far.isFar(id) {
+			l.d.mu.Lock()
+			l.plain = append(l.plain, id)
+			l.d.mu.Unlock()
+		}
+		return id
+	}
+	jsonText := func() uint32 { return uint32(p.next(n - 1)) }
 	r := detailRef{status: text(), kev: -1, piece: piece}
 	if p.next(1) == 1 && p.err == nil {
 		k := [4]uint32{text(), text(), text(), text()}
@@ -333,17 +373,17 @@ func (l *DetailsLoader) parseLine(line []byte, n uint64, piece uint16, ms []metr
 		ms = append(ms, m)
 	}
 	if !l.noAffected {
-		r.affected, r.ssvc = text(), text()
-		if p.err == nil && !jsonShaped(l.d.strs[r.affected], '[', ']') {
+		r.affected, r.ssvc = jsonText(), jsonText()
+		if p.err == nil && !l.d.textShaped(r.affected, '[', ']') {
 			p.fail("affected text is not a JSON array")
 		}
-		if p.err == nil && !jsonShaped(l.d.strs[r.ssvc], '{', '}') {
+		if p.err == nil && !l.d.textShaped(r.ssvc, '{', '}') {
 			p.fail("ssvc text is not a JSON object")
 		}
 	}
 	if !l.noKeys {
 		r.keys = text()
-		if p.err == nil && r.keys != 0 && (r.affected == 0 || !validEntryKeys(l.d.strs[r.keys], -1)) {
+		if p.err == nil && r.keys != 0 && (r.affected == 0 || far.isFar(r.keys) || !validEntryKeys(l.d.strs[r.keys], -1)) {
 			p.fail("keys text is not vendors and products of affected entries")
 		}
 	}
@@ -366,19 +406,20 @@ func jsonShaped(s string, open, close byte) bool {
 // validate checks beyond a load). The error names the CVE by its
 // position in d, from 1.
 func (d *Details) Check() error {
+	var buf []byte
 	for i, r := range d.cves {
-		if t := d.strs[r.affected]; t != "" {
+		if buf = d.appendText(buf[:0], r.affected); len(buf) > 0 {
 			var es []AffectedEntry
-			if err := json.Unmarshal([]byte(t), &es); err != nil || len(es) == 0 || string(encode(es)) != t {
+			if err := json.Unmarshal(buf, &es); err != nil || len(es) == 0 || !bytes.Equal(encode(es), buf) {
 				return fmt.Errorf("%w %d: affected is not the JSON of affected entries", ErrDetails, i+1)
 			}
 			if !validEntryKeys(d.strs[r.keys], len(es)) {
 				return fmt.Errorf("%w %d: keys name an affected entry the CVE does not have", ErrDetails, i+1)
 			}
 		}
-		if t := d.strs[r.ssvc]; t != "" {
+		if buf = d.appendText(buf[:0], r.ssvc); len(buf) > 0 {
 			var s SSVC
-			if err := json.Unmarshal([]byte(t), &s); err != nil || string(encode(&s)) != t {
+			if err := json.Unmarshal(buf, &s); err != nil || !bytes.Equal(encode(&s), buf) {
 				return fmt.Errorf("%w %d: ssvc is not the JSON of an SSVC decision", ErrDetails, i+1)
 			}
 		}
@@ -393,7 +434,14 @@ func (l *DetailsLoader) Details() (*Details, error) {
 			return nil, fmt.Errorf("%w: piece %d not parsed", ErrDetails, p)
 		}
 	}
-	return l.d, nil
+	d := l.d
+	for _, id := range l.plain {
+		if d.strs[id] == "" {
+			d.strs[id] = string(d.appendText(nil, id))
+		}
+	}
+	l.plain = nil
+	return d, nil
 }
 
 // numParser reads space-separated decimal numbers.
@@ -512,16 +560,21 @@ func (ix *Index) AppendDetails(dst []byte, name string) ([]byte, error) {
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"affected":`...)
+	var far farReader
+	if d.far != nil {
+		far = d.far.reader()
+		defer far.release()
+	}
 	if r.affected == 0 {
 		dst = append(dst, "[]"...)
 	} else {
-		dst = append(dst, s[r.affected]...)
+		dst = d.appendTextWith(&far, dst, r.affected)
 	}
 	dst = append(dst, `,"ssvc":`...)
 	if r.ssvc == 0 {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, s[r.ssvc]...)
+		dst = d.appendTextWith(&far, dst, r.ssvc)
 	}
 	dst = append(dst, `,"epss":`...)
 	dst = ix.appendEPSS(dst, p)

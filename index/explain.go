@@ -288,12 +288,12 @@ func (ix *Index) explainAt(p int32, vendor, product, version string) []any {
 		return out
 	}
 	r := ix.details.cves[p]
-	s := ix.details.strs[r.affected]
-	if s == "" {
+	s := ix.details.appendText(nil, r.affected)
+	if len(s) == 0 {
 		return out
 	}
 	var entries []AffectedEntry
-	if json.Unmarshal([]byte(s), &entries) != nil {
+	if json.Unmarshal(s, &entries) != nil {
 		return out
 	}
 	has := ix.storedEntryKey(r.keys, entries, vendor, product)

@@ -114,6 +114,7 @@ type Index struct {
 
 	reports    [][]byte // report summaries, newest first
 	reportByID map[string]*report
+	history    []histRec // NVD's change history of the reports (nvdhistory.go)
 
 	counts  Counts
 	readyAt time.Time // when BuildEntries finished
@@ -779,6 +780,7 @@ func (ix *Index) buildReports(in []Report) error {
 	ix.reports = make([][]byte, len(order))
 	ix.reportByID = make(map[string]*report, len(order))
 	alertIDs := map[int64]string{}
+	var hist []histInput
 	for i, r := range order {
 		if r.ID == "" {
 			return fmt.Errorf("%w: report without id", ErrInvalid)
@@ -818,6 +820,7 @@ func (ix *Index) buildReports(in []Report) error {
 				return fmt.Errorf("%w: report %q alert %d: %v", ErrInvalid, r.ID, a.ID, err)
 			}
 			rep.events[a.ID] = events
+			hist = append(hist, histInput{a, events})
 		}
 		hs := sortedKeys(handlers)
 		rep.body = encode(reportBody{r.ID, r.CreatedAt, hs, summaries})
@@ -827,6 +830,7 @@ func (ix *Index) buildReports(in []Report) error {
 		ix.counts.Alerts += len(alerts)
 	}
 	ix.counts.Reports = len(order)
+	ix.buildHistory(hist)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -220,16 +221,23 @@ const nvdNewline = 0x1F
 // NVD is the NVD CVE API's records of a snapshot: immutable, safe for
 // concurrent use.
 type NVD struct {
-	data   []byte  // the blocks' frames back to back
+	data []byte // the blocks' frames back to back (nil: in file)
+	// file holds them instead, from offset 0, read per request: a
+	// snapshot's nvd.zst, kept open (os.File's finalizer closes it once
+	// the store is no longer reachable).
+	file   io.ReaderAt
 	blocks []int64 // block b is data[blocks[b]:blocks[b+1]]
 	recs   []nvdRec
 	byName map[uint64]int32
 	// strs are interned texts (kind byte and text: see the nvdKind*
-	// constants); pool holds, for each record, the ids of its texts.
+	// constants); pool holds, for each record, the ids of its texts
+	// (never of a source).
 	strs   []string
 	strID  map[string]uint32
 	pool   []uint32
 	source []string // sourceIdentifier by id
+	// words is keywordSearch's word index, made on first use (nvdwords.go).
+	words nvdWordsOnce
 }
 
 type nvdRec struct {
@@ -271,6 +279,9 @@ const (
 	nvdKindV2  = '2'
 	nvdKindV3  = '3'
 	nvdKindV4  = '4'
+	// nvdKindSource is a sourceIdentifier: the sources are also kept
+	// apart (NVD.source), by their order among the texts.
+	nvdKindSource = 's'
 )
 
 // nvdSeverities are the severities in bit order within a version.
@@ -285,11 +296,56 @@ func sevBit(version int, severity string) uint16 {
 	return 0
 }
 
-// NewNVD makes the store from the stored form: data holds the blocks'
-// frames back to back, facts are the records in the order served. It
-// checks what it can without decoding a block.
+// NewNVD makes the store from the stored form of format 6: data holds
+// the blocks' frames back to back, facts are the records in the order
+// served. It checks what it can without decoding a block.
 func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
-	n := &NVD{data: data, blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
+	n, err := nvdFromFacts(blocks, facts)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.setData(data); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// NewNVDFile is NewNVD for frames kept in a file of size bytes, read a
+// block at a time, per request (see NVDLoader.NVDFile).
+func NewNVDFile(r io.ReaderAt, size int64, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
+	n, err := nvdFromFacts(blocks, facts)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.setFile(r, size); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// setData gives n its blocks' frames, which must be exactly the size its
+// blocks add up to.
+func (n *NVD) setData(data []byte) error {
+	if off := n.blocks[len(n.blocks)-1]; off != int64(len(data)) {
+		return fmt.Errorf("%w: NVD blocks of %d bytes for %d bytes", ErrInvalid, off, len(data))
+	}
+	n.data = data
+	return nil
+}
+
+// setFile gives n its blocks' frames as a file of exactly the size its
+// blocks add up to, read per request.
+func (n *NVD) setFile(r io.ReaderAt, size int64) error {
+	if off := n.blocks[len(n.blocks)-1]; off != size {
+		return fmt.Errorf("%w: NVD blocks of %d bytes for %d bytes", ErrInvalid, off, size)
+	}
+	n.file = r
+	return nil
+}
+
+// nvdFromFacts makes the store of facts, in blocks, without its data.
+func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
+	n := &NVD{blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
 		byName: make(map[uint64]int32, len(facts)), strID: map[string]uint32{}}
 	var off int64
 	r := 0
@@ -307,8 +363,8 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			r++
 		}
 	}
-	if off != int64(len(data)) || r != len(facts) {
-		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d bytes and %d facts", ErrInvalid, off, r, len(data), len(facts))
+	if r != len(facts) {
+		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d facts", ErrInvalid, off, r, len(facts))
 	}
 	sources := map[string]uint32{}
 	var tb []byte // a text being looked up
@@ -361,20 +417,17 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			s = uint32(len(n.source))
 			sources[f.Source] = s
 			n.source = append(n.source, f.Source)
+			// Among the texts too, in the same order, which is how a
+			// snapshot of format 7 stores the sources.
+			tb, _ = n.intern(tb, nvdKindSource, f.Source)
 		}
 		rec.source = s
 		rec.lo = uint32(len(n.pool))
 		// Each text is looked up by its bytes (no string is made unless
 		// it is new): a kind byte, then the text.
 		add := func(kind byte, text string) {
-			tb = append(append(tb[:0], kind), text...)
-			id, ok := n.strID[string(tb)]
-			if !ok {
-				id = uint32(len(n.strs))
-				k := string(tb)
-				n.strID[k] = id
-				n.strs = append(n.strs, k)
-			}
+			var id uint32
+			tb, id = n.intern(tb, kind, text)
 			if !slices.Contains(n.pool[rec.lo:], id) {
 				n.pool = append(n.pool, id)
 			}
@@ -399,6 +452,20 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 		rec.n = uint16(len(n.pool) - int(rec.lo))
 	}
 	return n, nil
+}
+
+// intern adds the text of kind (a kind byte, then the text) to the texts
+// unless they hold it, and returns its id; tb is a buffer for its key.
+func (n *NVD) intern(tb []byte, kind byte, text string) ([]byte, uint32) {
+	tb = append(append(tb[:0], kind), text...)
+	id, ok := n.strID[string(tb)]
+	if !ok {
+		k := string(tb)
+		id = uint32(len(n.strs))
+		n.strID[k] = id
+		n.strs = append(n.strs, k)
+	}
+	return tb, id
 }
 
 // BuildNVD packs recs and makes their store: for tests and for Build.
@@ -428,8 +495,12 @@ func (n *NVD) Size() int {
 	if n == nil {
 		return 0
 	}
-	return len(n.data)
+	return int(n.blocks[len(n.blocks)-1])
 }
+
+// InMemory tells whether the compressed records are held in memory
+// (rather than read from their file per request).
+func (n *NVD) InMemory() bool { return n != nil && n.file == nil }
 
 // nvdDecoder decodes blocks for every request: DecodeAll is safe for
 // concurrent use and keeps one decoder per core.
@@ -442,13 +513,14 @@ var nvdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 var ErrNVDBlock = errors.New("index: NVD block does not decode")
 
 // blockReader decodes blocks for one request, keeping the last one; its
-// buffer comes from blockBufs (release puts it back).
+// buffers come from blockBufs (release puts them back).
 type blockReader struct {
-	n    *NVD
-	b    int32
-	buf  []byte
-	dec  *zstd.Decoder
-	full bool
+	n     *NVD
+	b     int32
+	buf   []byte
+	frame []byte // a frame read from the file
+	dec   *zstd.Decoder
+	full  bool
 }
 
 // blockBufs are decoded blocks' buffers, shared by the requests.
@@ -458,11 +530,34 @@ var blockBufs = sync.Pool{New: func() any { return new([]byte) }}
 const maxPooledBlock = 1 << 20
 
 func (br *blockReader) release() {
-	if br.buf != nil && cap(br.buf) <= maxPooledBlock {
-		b := br.buf[:0]
-		blockBufs.Put(&b)
+	for _, b := range [][]byte{br.buf, br.frame} {
+		if b != nil && cap(b) <= maxPooledBlock {
+			b = b[:0]
+			blockBufs.Put(&b)
+		}
 	}
-	br.buf, br.full = nil, false
+	br.buf, br.frame, br.full = nil, nil, false
+}
+
+// frameOf returns block b's frame: a view of the store's data, or read
+// from its file into the reader's frame buffer.
+func (br *blockReader) frameOf(b int32) ([]byte, error) {
+	n := br.n
+	lo, hi := n.blocks[b], n.blocks[b+1]
+	if n.file == nil {
+		return n.data[lo:hi], nil
+	}
+	if br.frame == nil {
+		br.frame = (*blockBufs.Get().(*[]byte))[:0]
+	}
+	if int64(cap(br.frame)) < hi-lo {
+		br.frame = make([]byte, 0, hi-lo)
+	}
+	f := br.frame[:hi-lo]
+	if _, err := n.file.ReadAt(f, lo); err != nil {
+		return nil, fmt.Errorf("%w: block %d: %w", ErrNVDBlock, b+1, err)
+	}
+	return f, nil
 }
 
 // record returns the raw record of position p, a view into the reader's
@@ -480,8 +575,12 @@ func (br *blockReader) record(p int32) ([]byte, error) {
 		if br.buf == nil {
 			br.buf = (*blockBufs.Get().(*[]byte))[:0]
 		}
-		var err error
-		br.buf, err = br.dec.DecodeAll(br.n.data[br.n.blocks[rec.block]:br.n.blocks[rec.block+1]], br.buf[:0])
+		frame, err := br.frameOf(rec.block)
+		if err != nil {
+			br.full = false
+			return nil, err
+		}
+		br.buf, err = br.dec.DecodeAll(frame, br.buf[:0])
 		if err != nil {
 			br.full = false
 			return nil, fmt.Errorf("%w: %w", ErrNVDBlock, err)

@@ -91,6 +91,16 @@ func (ix *Index) SearchNVD(q *NVDQuery) NVDResult {
 		return NVDResult{}
 	}
 	var ids []int32
+	if q.Keywords != nil || q.Phrase != "" {
+		if set := ix.keywordCandidates(q); set != nil {
+			eachSet(set, func(p int32) {
+				if ix.nvdMatch(q, p, &m) {
+					ids = append(ids, p)
+				}
+			})
+			return NVDResult{ids: ids, n: len(ids)}
+		}
+	}
 	for p := range n.recs {
 		if ix.nvdMatch(q, int32(p), &m) {
 			ids = append(ids, int32(p))
@@ -299,11 +309,7 @@ func containsID(ids []uint32, id uint32) bool {
 // order, letter case ignored; with keywordExactMatch the whole phrase
 // does, and ends where a word ends.
 func (ix *Index) keywordsMatch(q *NVDQuery, key uint64) bool {
-	p, ok := ix.cveByName[key]
-	if !ok {
-		return false
-	}
-	text := summaryText(ix.cveBodies[p])
+	text := ix.nvdSummary(key) // nil for a CVE the index lacks: no word
 	if q.Phrase != "" {
 		return findWord(text, q.Phrase, true)
 	}
@@ -393,20 +399,34 @@ func equalFoldASCII(b []byte, s string) bool {
 // zone.
 const NVDTimestampLayout = "2006-01-02T15:04:05.000"
 
-// AppendNVDPage appends NVD's answer to dst: the envelope with at most
-// size records of r from start, and timestamp as its timestamp.
-func (ix *Index) AppendNVDPage(dst []byte, r NVDResult, start, size int, timestamp time.Time) ([]byte, error) {
-	from := min(start, r.Len())
-	to := min(from+size, r.Len())
+// appendNVDEnvelope appends the head of an answer of NVD's APIs, up to
+// the opening of its list named list: the paging facts of a page of at
+// most size items from start out of total, format, and timestamp. It
+// returns the items' range, from and to.
+func appendNVDEnvelope(dst []byte, format, list string, total, start, size int, timestamp time.Time) (out []byte, from, to int) {
+	from = min(start, total)
+	to = min(from+size, total)
 	dst = append(dst, `{"resultsPerPage":`...)
 	dst = strconv.AppendInt(dst, int64(to-from), 10)
 	dst = append(dst, `,"startIndex":`...)
 	dst = strconv.AppendInt(dst, int64(start), 10)
 	dst = append(dst, `,"totalResults":`...)
-	dst = strconv.AppendInt(dst, int64(r.Len()), 10)
-	dst = append(dst, `,"format":"NVD_CVE","version":"2.0","timestamp":"`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = append(dst, `,"format":"`...)
+	dst = append(dst, format...)
+	dst = append(dst, `","version":"2.0","timestamp":"`...)
 	dst = timestamp.UTC().AppendFormat(dst, NVDTimestampLayout)
-	dst = append(dst, `","vulnerabilities":[`...)
+	dst = append(dst, `","`...)
+	dst = append(dst, list...)
+	dst = append(dst, `":[`...)
+	return dst, from, to
+}
+
+// AppendNVDPage appends NVD's answer to dst: the envelope with at most
+// size records of r from start, and timestamp as its timestamp.
+func (ix *Index) AppendNVDPage(dst []byte, r NVDResult, start, size int, timestamp time.Time) ([]byte, error) {
+	var from, to int
+	dst, from, to = appendNVDEnvelope(dst, "NVD_CVE", "vulnerabilities", r.Len(), start, size, timestamp)
 	br := blockReader{n: ix.nvd}
 	defer br.release()
 	for i := from; i < to; i++ {

@@ -1,12 +1,16 @@
 package loader
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/goccy/go-json"
 
@@ -76,4 +80,52 @@ func DataFileNamesOf(v int) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// ParseManifest decodes the bytes of a snapshot's manifest.json and
+// checks all it claims that can be checked without its data files: the
+// format, a version this vulnd serves, the file names, and each file's
+// chunks tiling it within the limits. A puller reads the files and chunks
+// to fetch from it before it fetches any.
+func ParseManifest(raw []byte) (Manifest, error) {
+	if len(raw) > maxManifestBytes {
+		return Manifest{}, fmt.Errorf("%s is larger than %d bytes", ManifestName, maxManifestBytes)
+	}
+	return parseManifest(raw, false)
+}
+
+// VerifySums checks the snapshot in dir by its checksums alone: its
+// manifest as Load reads it, and each data file's size, every chunk's
+// SHA-256 and the whole file's, without decoding a byte. It tells that the
+// files are the very bytes the build wrote (a build checks what it
+// writes), at the speed of reading them: what vulnd publish checks before
+// it pushes. Validate decodes and checks everything.
+func VerifySums(dir string) (Manifest, error) {
+	m, _, err := readManifest(dir, false)
+	if err != nil {
+		return Manifest{}, err
+	}
+	files := make([]FileInfo, 0, len(m.Files))
+	for _, key := range sortedKeys(m.dataFiles()) {
+		files = append(files, m.Files[key])
+	}
+	// The largest first, one file per core.
+	slices.SortStableFunc(files, func(a, b FileInfo) int { return cmp.Compare(b.Size, a.Size) })
+	errs := make([]error, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				errs[i] = verifyFile(dir, files[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, files[i].Name, err)
+		}
+	}
+	return m, nil
 }

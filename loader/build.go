@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -168,6 +169,10 @@ func Build(opt BuildOptions) (Manifest, error) {
 		if err != nil {
 			return Manifest{}, err
 		}
+		// Decoding the records left garbage of many sizes (most of what
+		// it allocated): returned to the OS now, the write does not grow
+		// beside it (peak RSS 1.75 GB instead of 1.97 at 100k).
+		debug.FreeOSMemory()
 		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
@@ -231,6 +236,10 @@ func Build(opt BuildOptions) (Manifest, error) {
 		if err := previousAffected(prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
+		if n := baselineAffected(prev.Data.CVEs, cves); n > 0 && opt.Warn != nil {
+			opt.Warn(fmt.Sprintf("-previous %s has no affected entries (built without CVE JSON 5 records): %s of it that now %s entries raise no Affected changed",
+				opt.Previous, plural(n, "CVE", "CVEs"), map[bool]string{true: "has", false: "have"}[n == 1]))
+		}
 		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, aliases, moved)
 		if err != nil {
 			return Manifest{}, err
@@ -246,7 +255,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, true)
 	if err != nil {
 		return m, err
 	}

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goccy/go-json"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zip"
 )
@@ -157,7 +160,7 @@ func sniffCVE5(r io.Reader) bool {
 // "loader: cve5 PATH: record 3 (CVE-2024-1234): ..."; in a zip archive,
 // PATH is followed by ":" and the entry's name.
 func ReadCVE5(path string, emit func(*CVE5Record) error) error {
-	_, err := readCVE5File(path, emit)
+	_, err := readCVE5File(path, nil, emit)
 	return err
 }
 
@@ -170,15 +173,16 @@ func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
 
 // readCVE5Files is ReadCVE5Files keeping, of each record as soon as it
 // is decoded, only what keep returns of it (nil keep: all of it), which
-// must have the record's ID and Modified.
+// must have the record's ID and Modified. keep is called on several
+// goroutines at once. The strings that the records' affected entries
+// repeat (vendors, products, versions, statuses, sources) are held once.
 func readCVE5Files(paths []string, keep func(*CVE5Record) *CVE5Record) ([]*CVE5Record, []FileInfo, error) {
 	byID := map[string]*CVE5Record{}
 	infos := make([]FileInfo, len(paths))
+	strs := newInterner()
 	for i, p := range paths {
-		fi, err := readCVE5File(p, func(r *CVE5Record) error {
-			if keep != nil {
-				r = keep(r)
-			}
+		fi, err := readCVE5File(p, keep, func(r *CVE5Record) error {
+			strs.record(r)
 			MergeCVE5(byID, r)
 			return nil
 		})
@@ -197,8 +201,9 @@ func readCVE5Files(paths []string, keep func(*CVE5Record) *CVE5Record) ([]*CVE5R
 
 // readCVE5File is ReadCVE5, also returning the file's size and SHA-256,
 // hashed in the pass that decodes it (or afterwards, for a zip archive,
-// which is read at random and so never a pipe).
-func readCVE5File(path string, emit func(*CVE5Record) error) (FileInfo, error) {
+// which is read at random and so never a pipe). emit is given only what
+// keep returns of each record (nil keep: all of it).
+func readCVE5File(path string, keep func(*CVE5Record) *CVE5Record, emit func(*CVE5Record) error) (FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("loader: %w", err)
@@ -207,7 +212,7 @@ func readCVE5File(path string, emit func(*CVE5Record) error) (FileInfo, error) {
 	defer in.Close()
 	if size, ok := zipSize(f); ok {
 		in.random = true
-		if err := readCVE5Zip(f, size, path, 0, emit); err != nil {
+		if err := readCVE5Zip(f, size, path, 0, keep, emit); err != nil {
 			return FileInfo{}, err
 		}
 		return in.Sum()
@@ -217,46 +222,142 @@ func readCVE5File(path string, emit func(*CVE5Record) error) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	in.r, in.closers = rc, []io.Closer{rc, f}
+	if keep != nil {
+		emit0 := emit
+		emit = func(r *CVE5Record) error { return emit0(keep(r)) }
+	}
 	if _, err := decodeCVE5Stream(in, path, false, emit); err != nil {
 		return FileInfo{}, err
 	}
 	return in.Sum()
 }
 
+// cve5Batch is how many files of a zip archive are decoded at once, on
+// every core, before their records are passed on in archive order.
+const cve5Batch = 512
+
+// zipEntryRecords is what a file of a zip archive gave: its records (as
+// keep returns them) or the error that stopped it; errNestedZip when it
+// is a zip archive itself, which is read in archive order.
+type zipEntryRecords struct {
+	recs []*CVE5Record
+	err  error
+}
+
+// errNestedZip is what openZipFile reports of a zip archive inside one
+// when it is not asked to read it.
+var errNestedZip = errors.New("a zip archive")
+
+// cve5EntryHook, when set (by tests), is called by the goroutine that
+// decodes a file of a zip archive, before it does.
+var cve5EntryHook func()
+
 // readCVE5Zip reads the records of every file of the zip archive ra, in
-// archive order; name is the archive's, for errors.
-func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, emit func(*CVE5Record) error) error {
+// archive order; name is the archive's, for errors. The files are
+// decompressed and decoded on every core, a batch at a time (the next
+// while one is passed on), and their records passed to emit in archive
+// order, as if they were read one after the other: the first error in
+// that order is the one reported, and nothing after it is emitted. A zip
+// archive inside it is read when its turn comes.
+func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*CVE5Record) *CVE5Record, emit func(*CVE5Record) error) error {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// Entry names are never used as paths here.
 		return fmt.Errorf("loader: open %s: %w", name, err)
 	}
+	zr.RegisterDecompressor(zip.Deflate, newInflater)
+	var files []*zip.File
 	for _, zf := range zr.File {
 		if zf.FileInfo().IsDir() || !zf.Mode().IsRegular() {
 			continue
 		}
-		entry := name + ":" + zf.Name
-		err := openZipFile(ra, zf, depth, func(inner io.ReaderAt, size int64) error {
-			return readCVE5Zip(inner, size, entry, depth+1, emit)
-		}, func(r io.Reader) error {
+		files = append(files, zf)
+	}
+	stream := func(entry string, emit func(*CVE5Record) error) func(io.Reader) error {
+		return func(r io.Reader) error {
 			_, err := decodeCVE5Stream(r, entry, true, emit)
 			return err
-		})
-		if err != nil {
-			var ie *inputError
-			if errors.As(err, &ie) || isCVE5Error(err) {
-				return err
-			}
-			return fmt.Errorf("loader: read %s: %w", entry, err)
 		}
 	}
+	// decode starts decoding the files of batch on every core; wait
+	// waits for them.
+	workers := runtime.GOMAXPROCS(0)
+	decode := func(batch []*zip.File) (results []zipEntryRecords, wait func()) {
+		results = make([]zipEntryRecords, len(batch))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, len(batch)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(batch) {
+						return
+					}
+					if cve5EntryHook != nil {
+						cve5EntryHook()
+					}
+					res := &results[i]
+					res.err = openZipFile(ra, batch[i], depth, nil, stream(name+":"+batch[i].Name, func(r *CVE5Record) error {
+						if keep != nil {
+							r = keep(r)
+						}
+						res.recs = append(res.recs, r)
+						return nil
+					}))
+				}
+			}()
+		}
+		return results, wg.Wait
+	}
+	// pass passes on the records of batch in archive order.
+	pass := func(batch []*zip.File, results []zipEntryRecords) error {
+		for i, zf := range batch {
+			entry := name + ":" + zf.Name
+			err := results[i].err
+			if err == errNestedZip {
+				err = openZipFile(ra, zf, depth, func(inner io.ReaderAt, size int64) error {
+					return readCVE5Zip(inner, size, entry, depth+1, keep, emit)
+				}, stream(entry, emit))
+			}
+			if err != nil {
+				var ie *inputError
+				if errors.As(err, &ie) || isCVE5Error(err) {
+					return err
+				}
+				return fmt.Errorf("loader: read %s: %w", entry, err)
+			}
+			for _, r := range results[i].recs {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	// The next batch is decoded while one is passed on.
+	batchAt := func(lo int) []*zip.File { return files[lo:min(lo+cve5Batch, len(files))] }
+	batch := batchAt(0)
+	results, wait := decode(batch)
+	for lo := 0; lo < len(files); lo += cve5Batch {
+		wait()
+		next := batchAt(min(lo+cve5Batch, len(files)))
+		nextResults, nextWait := decode(next)
+		if err := pass(batch, results); err != nil {
+			nextWait()
+			return err
+		}
+		batch, results, wait = next, nextResults, nextWait
+	}
+	wait()
 	return nil
 }
 
 // openZipFile opens one file of a zip archive: a zip archive itself (by
 // its magic bytes) goes to archive, read in place when it is stored, else
-// copied to a temporary file first; anything else goes to stream,
-// decompressed when it is gzip.
+// copied to a temporary file first (a nil archive: errNestedZip, nothing
+// copied); anything else goes to stream, decompressed when it is gzip.
 func openZipFile(ra io.ReaderAt, zf *zip.File, depth int, archive func(io.ReaderAt, int64) error, stream func(io.Reader) error) error {
 	if zf.Method == zip.Store {
 		if off, err := zf.DataOffset(); err == nil {
@@ -265,6 +366,9 @@ func openZipFile(ra io.ReaderAt, zf *zip.File, depth int, archive func(io.Reader
 			if n, _ := sr.ReadAt(head[:], 0); n == 4 && bytes.Equal(head[:], inputMagicZip) {
 				if depth+1 >= maxCVE5ZipDepth {
 					return fmt.Errorf("zip archives nested deeper than %d", maxCVE5ZipDepth)
+				}
+				if archive == nil {
+					return errNestedZip
 				}
 				return archive(sr, sr.Size())
 			}
@@ -282,6 +386,9 @@ func openZipFile(ra io.ReaderAt, zf *zip.File, depth int, archive func(io.Reader
 	case bytes.HasPrefix(head, inputMagicZip):
 		if depth+1 >= maxCVE5ZipDepth {
 			return fmt.Errorf("zip archives nested deeper than %d", maxCVE5ZipDepth)
+		}
+		if archive == nil {
+			return errNestedZip
 		}
 		tmp, err := os.CreateTemp("", "vulnd-cve5-*.zip")
 		if err != nil {
@@ -322,6 +429,52 @@ func putBufReader(br *bufio.Reader) {
 	bufReaders.Put(br)
 }
 
+// inflaters are the deflate decompressors of readCVE5Zip, each with the
+// buffered reader it reads through, used again: flate reads a reader
+// that is not buffered through a new 4 KiB one, which for cvelistV5's
+// file a record was most of the garbage of reading the bundle (400 MB
+// at 100k records).
+var inflaters sync.Pool
+
+type inflater struct {
+	br *bufio.Reader
+	fr io.ReadCloser // a flate.Resetter
+}
+
+// newInflater is a zip.Decompressor.
+func newInflater(r io.Reader) io.ReadCloser {
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{br: bufio.NewReader(r)}
+		in.fr = flate.NewReader(in.br)
+	} else {
+		in.br.Reset(r)
+		in.fr.(flate.Resetter).Reset(in.br, nil)
+	}
+	return &inflating{in: in}
+}
+
+// inflating is one file's decompression; Close gives its inflater back.
+type inflating struct{ in *inflater }
+
+func (f *inflating) Read(p []byte) (int, error) {
+	if f.in == nil {
+		return 0, errors.New("read after close")
+	}
+	return f.in.fr.Read(p)
+}
+
+func (f *inflating) Close() error {
+	if f.in == nil {
+		return nil
+	}
+	err := f.in.fr.Close()
+	f.in.br.Reset(nil)
+	inflaters.Put(f.in)
+	f.in = nil
+	return err
+}
+
 // cve5Error is an error about a record of a CVE JSON 5 input, its message
 // whole.
 type cve5Error struct{ msg string }
@@ -338,13 +491,99 @@ func isCVE5Error(err error) bool {
 // zip entry) for errors. When skipOther is set, a text that is no record
 // (not JSON, another object, an array not starting with a record) is
 // skipped: skipped reports it.
+//
+// A text that is one object (a file of cvelistV5's bundle) is read whole
+// and decoded straight into a record; only when that fails is it decoded
+// again as decodeCVE5Text does, for the same error (or skip). It is what
+// decodeCVE5Text does, without decoding every record twice (first as a
+// JSON value, then into a record).
 func decodeCVE5Stream(r io.Reader, name string, skipOther bool, emit func(*CVE5Record) error) (skipped bool, err error) {
-	fail := func(format string, args ...any) error {
-		return &cve5Error{"loader: cve5 " + name + ": " + fmt.Sprintf(format, args...)}
-	}
 	br := getBufReader(unnamedReads{r})
 	defer putBufReader(br)
 	first, err := firstNonSpace(br)
+	if err != nil || first != '{' {
+		return decodeCVE5After(br, first, err, name, skipOther, emit)
+	}
+	bp := getRecordBuf()
+	defer putRecordBuf(bp)
+	buf, err := readAllTo((*bp)[:0], br)
+	*bp = buf
+	if err != nil {
+		// The same bytes, then the same error.
+		return decodeCVE5Text(io.MultiReader(bytes.NewReader(buf), failingReader{err}), name, skipOther, emit)
+	}
+	if rec := decodeCVE5Whole(buf); rec != nil {
+		return false, emit(rec)
+	}
+	return decodeCVE5Text(bytes.NewReader(buf), name, skipOther, emit)
+}
+
+// decodeCVE5Whole decodes buf, a JSON object and white space, into a
+// record: nil when it is not a valid record (decodeCVE5Text tells why).
+func decodeCVE5Whole(buf []byte) *CVE5Record {
+	var raw cve5Raw
+	if json.Unmarshal(buf, &raw) != nil || raw.DataType != "CVE_RECORD" {
+		return nil
+	}
+	rec, err := mapCVE5(&raw)
+	if err != nil {
+		return nil
+	}
+	return rec
+}
+
+// readAllTo appends what r holds to buf.
+func readAllTo(buf []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// failingReader fails every read with err.
+type failingReader struct{ err error }
+
+func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
+
+// recordBufs are the buffers decodeCVE5Stream reads a record into, used
+// again; one that grew past maxPooledRecord is let go.
+var recordBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+const maxPooledRecord = 1 << 20
+
+func getRecordBuf() *[]byte { return recordBufs.Get().(*[]byte) }
+
+func putRecordBuf(b *[]byte) {
+	if cap(*b) <= maxPooledRecord {
+		recordBufs.Put(b)
+	}
+}
+
+// decodeCVE5Text is decodeCVE5Stream decoding each record first as a
+// JSON value, then into a record.
+func decodeCVE5Text(r io.Reader, name string, skipOther bool, emit func(*CVE5Record) error) (skipped bool, err error) {
+	br := getBufReader(unnamedReads{r})
+	defer putBufReader(br)
+	first, err := firstNonSpace(br)
+	return decodeCVE5After(br, first, err, name, skipOther, emit)
+}
+
+// decodeCVE5After is decodeCVE5Text once the first byte that is not
+// white space is known: first, left unread in br, or the error that
+// reading it gave.
+func decodeCVE5After(br *bufio.Reader, first byte, err error, name string, skipOther bool, emit func(*CVE5Record) error) (skipped bool, _ error) {
+	fail := func(format string, args ...any) error {
+		return &cve5Error{"loader: cve5 " + name + ": " + fmt.Sprintf(format, args...)}
+	}
 	if err != nil {
 		if skipOther {
 			return true, nil

@@ -40,7 +40,7 @@ func TestManifestInputDates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.Version != 6 || m.Newest == nil {
+			if m.Version != FormatVersion || m.Newest == nil {
 				t.Fatalf("manifest version %d, newest %v", m.Version, m.Newest)
 			}
 			if diff := cmp.Diff(tc.want, *m.Newest); diff != "" {

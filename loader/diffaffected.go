@@ -141,3 +141,32 @@ func previousAffected(s *Snapshot) error {
 	}
 	return nil
 }
+
+// baselineAffected makes the first build with CVE JSON 5 records a
+// baseline, as the first build given -epss is for EPSS: when no CVE of
+// the previous snapshot has affected entries (it was built without
+// records, or is older than format 5), each of its CVEs takes the entries
+// the new build has for it, so that entries never read before raise no
+// "Affected changed" (a CVE new to the build still gets them as additions
+// to its New CVE alert). It returns how many previous CVEs took entries.
+func baselineAffected(prev, cves []index.CVE) int {
+	for i := range prev {
+		if len(prev[i].Affected) > 0 {
+			return 0
+		}
+	}
+	now := make(map[string]int, len(cves))
+	for i := range cves {
+		if len(cves[i].Affected) > 0 {
+			now[cves[i].Name] = i
+		}
+	}
+	n := 0
+	for i := range prev {
+		if j, ok := now[prev[i].Name]; ok {
+			prev[i].Affected = cves[j].Affected
+			n++
+		}
+	}
+	return n
+}

@@ -3,6 +3,8 @@ package loader
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,5 +136,65 @@ func TestAlertsFromRealCVE5Records(t *testing.T) {
 	ids := servedReportIDs(t, s3)
 	if diff := cmp.Diff([]string{"20261123T060000Z", "20261122T060000Z"}, ids); diff != "" {
 		t.Errorf("s3 reports (-want +got):\n%s", diff)
+	}
+}
+
+// TestFirstBuildWithRecordsIsABaseline: the first build given CVE JSON 5
+// records, with -previous a snapshot built from NVD's feed alone, raises
+// no "Affected changed" for the CVEs the previous snapshot had: their
+// entries were never missing, only unread (as the first build given -epss
+// raises no "EPSS changed"). The two CVEs only the records hold are new to
+// vulnd and still get their New CVE alert with their entries added. The
+// next build of the same inputs has no report.
+func TestFirstBuildWithRecordsIsABaseline(t *testing.T) {
+	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	nvd := sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz")
+	cvelist := sharedPath(t, "cve5/cvelistV5-sample.json.gz")
+	vulnrichment := sharedPath(t, "cve5/vulnrichment-sample.json.gz")
+	dir := t.TempDir()
+	s0, s1 := filepath.Join(dir, "s0"), filepath.Join(dir, "s1")
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 6, 0, 0, 0, time.UTC) }
+	var warnings []string
+	for _, b := range []BuildOptions{
+		{CWECatalog: cwe, Feeds: []string{nvd}, Out: s0, Time: day(21)},
+		{CWECatalog: cwe, Feeds: []string{nvd, cvelist, vulnrichment}, Out: s1, Previous: s0, Time: day(22),
+			Warn: func(s string) { warnings = append(warnings, s) }},
+	} {
+		if _, err := Build(b); err != nil {
+			t.Fatalf("build %s: %v", b.Out, err)
+		}
+	}
+	alerts := servedAlerts(t, s1)
+	var got []string
+	for name, a := range alerts {
+		types := ""
+		for _, e := range a["events"].([]any) {
+			types += e.(map[string]any)["type"].(string) + ";"
+		}
+		got = append(got, name+": "+types)
+	}
+	slices.Sort(got)
+	// The two CVEs of the records that NVD's sample lacks (see
+	// TestBuildWithCVE5Records), each new with what its record has.
+	var want []string
+	for name, a := range alerts {
+		if !slices.ContainsFunc(a["events"].([]any), func(e any) bool { return e.(map[string]any)["type"] == "New CVE" }) {
+			t.Errorf("%s: an alert that is not a New CVE: %v", name, a["events"])
+		}
+		want = append(want, name)
+	}
+	if len(want) != 2 {
+		t.Errorf("alerts %q, want the 2 CVEs only the records hold", got)
+	}
+	if !slices.ContainsFunc(warnings, func(s string) bool { return strings.Contains(s, "Affected changed") }) {
+		t.Errorf("warnings %q, want one saying why no Affected changed was raised", warnings)
+	}
+	s2 := filepath.Join(dir, "s2")
+	m, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{nvd, cvelist, vulnrichment}, Out: s2, Previous: s1, Time: day(23)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Counts.Reports != 1 {
+		t.Errorf("the next build of the same inputs: %d reports, want s1's only", m.Counts.Reports)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/goccy/go-json"
-
 	"github.com/vulnd/vulnd/index"
 )
 
@@ -53,7 +51,7 @@ func ReadStamps(dir string) ([]Stamp, error) {
 	fi := o.m.Files[keyCVEs]
 	out := make([]Stamp, fi.Records)
 	if err := eachRecord(dir, fi, o.dec, func(n int, line []byte) error {
-		return json.Unmarshal(line, &out[n])
+		return parseStamp(line, &out[n])
 	}); err != nil {
 		return nil, o.wrap(keyCVEs, err)
 	}

@@ -155,6 +155,9 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	if m.Version < 6 {
 		return nil, fmt.Sprintf("the previous snapshot is of format %d, without NVD's records", m.Version), nil
 	}
+	if m.Version > 6 {
+		return nil, "the previous snapshot does not say which feed each NVD record came from (format 7 does not)", nil
+	}
 	switch extra := len(m.Inputs) - 1 - len(feeds); {
 	case extra == 0, extra == 1 && m.EPSS != nil && m.Inputs[len(m.Inputs)-1].Name == m.EPSS.File:
 	default:
@@ -813,3 +816,47 @@ func (p *previousNVD) raw(j int) ([]byte, error) {
 // nvdNewline stands for "\n" inside a record of nvd.zst (see
 // index.PackNVD).
 const nvdNewline = 0x1F
+
+// readChecked reads a data file whole, undecoded, checking each chunk's
+// sum.
+func readChecked(dir string, fi FileInfo) ([]byte, error) {
+	f, err := openData(dir, fi)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data := make([]byte, fi.Size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	// The chunks' sums are checked on every core.
+	offs := make([]int64, len(fi.Chunks)+1)
+	for i, c := range fi.Chunks {
+		offs[i+1] = offs[i] + c.Size
+	}
+	errs := make([]error, len(fi.Chunks))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(fi.Chunks)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(fi.Chunks) {
+					return
+				}
+				if err := checkSum(data[offs[i]:offs[i+1]], fi.Chunks[i].SHA256); err != nil {
+					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first chunk's
+		}
+	}
+	return data, nil
+}

@@ -35,15 +35,15 @@ type nvdCVE struct {
 	LastModified string `json:"lastModified"`
 	VulnStatus   string `json:"vulnStatus"`
 	// CISA's Known Exploited Vulnerabilities entry, when there is one.
-	CISAExploitAdd        *string         `json:"cisaExploitAdd"`
-	CISAActionDue         string          `json:"cisaActionDue"`
-	CISARequiredAction    string          `json:"cisaRequiredAction"`
-	CISAVulnerabilityName string          `json:"cisaVulnerabilityName"`
-	Descriptions          []nvdLangString `json:"descriptions"`
-	Metrics               nvdMetrics      `json:"metrics"`
-	Weaknesses            []nvdWeakness   `json:"weaknesses"`
-	Configurations        []nvdConfig     `json:"configurations"`
-	References            []nvdReference  `json:"references"`
+	CISAExploitAdd        *string               `json:"cisaExploitAdd"`
+	CISAActionDue         string                `json:"cisaActionDue"`
+	CISARequiredAction    string                `json:"cisaRequiredAction"`
+	CISAVulnerabilityName string                `json:"cisaVulnerabilityName"`
+	Descriptions          []nvdLangString       `json:"descriptions"`
+	Metrics               nvdMetrics            `json:"metrics"`
+	Weaknesses            []nvdWeakness         `json:"weaknesses"`
+	Configurations        []index.Configuration `json:"configurations"`
+	References            []nvdReference        `json:"references"`
 }
 
 type nvdLangString struct {
@@ -82,21 +82,6 @@ type nvdCVSSData struct {
 
 type nvdWeakness struct {
 	Description []nvdLangString `json:"description"`
-}
-
-type nvdConfig struct {
-	Nodes []struct {
-		CPEMatch []nvdCPEMatch `json:"cpeMatch"`
-	} `json:"nodes"`
-}
-
-type nvdCPEMatch struct {
-	Vulnerable            bool    `json:"vulnerable"`
-	Criteria              string  `json:"criteria"`
-	VersionStartIncluding *string `json:"versionStartIncluding"`
-	VersionStartExcluding *string `json:"versionStartExcluding"`
-	VersionEndIncluding   *string `json:"versionEndIncluding"`
-	VersionEndExcluding   *string `json:"versionEndExcluding"`
 }
 
 type nvdReference struct {
@@ -395,7 +380,7 @@ func mapCWEs(ws []nvdWeakness) ([]string, error) {
 }
 
 // mapCPEs returns one CPE per cpeMatch entry, in source order.
-func mapCPEs(cfgs []nvdConfig) ([]index.CPE, error) {
+func mapCPEs(cfgs []index.Configuration) ([]index.CPE, error) {
 	var out []index.CPE
 	for _, cfg := range cfgs {
 		for _, node := range cfg.Nodes {
@@ -410,10 +395,10 @@ func mapCPEs(cfgs []nvdConfig) ([]index.CPE, error) {
 					Product:               product,
 					Version:               version,
 					Vulnerable:            m.Vulnerable,
-					VersionStartIncluding: deref(m.VersionStartIncluding),
-					VersionStartExcluding: deref(m.VersionStartExcluding),
-					VersionEndIncluding:   deref(m.VersionEndIncluding),
-					VersionEndExcluding:   deref(m.VersionEndExcluding),
+					VersionStartIncluding: m.VersionStartIncluding,
+					VersionStartExcluding: m.VersionStartExcluding,
+					VersionEndIncluding:   m.VersionEndIncluding,
+					VersionEndExcluding:   m.VersionEndExcluding,
 				})
 			}
 		}

@@ -1,14 +1,17 @@
 package loader
 
-// NVD's CVE API 2.0 records in a snapshot (format 6): nvd.zst holds every
-// NVD record as the winning feed held it, in blocks of
+// NVD's CVE API 2.0 records in a snapshot (format 6 on): nvd.zst holds
+// every NVD record as the winning feed held it, in blocks of
 // index.NVDBlockRecords records, each block one zstd frame of its
 // records, each followed by "\n" (see index.PackNVD); the manifest's
 // chunks are runs of whole blocks, so the file is an ordinary data file
-// of lines. nvdfacts.jsonl.zst holds each record's facts in the same
-// order, the first record of each block also the size of its frame. A
-// load keeps the blocks compressed, as they are on disk, and decodes a
-// block per request.
+// of lines. The facts file holds each record's facts in the same order,
+// the first record of each block also the size of its frame: in format 7
+// nvdfacts.txt.zst, a line of numbers a record, with nvdstrings.jsonl.zst
+// the texts they refer to (see index.NVDStored); in format 6
+// nvdfacts.jsonl.zst, a JSON object a record. A load checks nvd.zst's
+// sums and keeps the file open: a request reads the blocks it needs from
+// it and decodes them.
 
 import (
 	"bytes"
@@ -16,7 +19,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,30 +98,50 @@ func isCertAlert(u string) bool {
 	return false
 }
 
-// writeNVD writes the NVD records' two files into dir, from the records
-// packed, and returns their manifest entries.
-func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder) (data, facts FileInfo, err error) {
+// writeNVD writes the NVD records' files into dir, from the records
+// packed, in the form of format version (6 or 7), and puts their manifest
+// entries into files.
+func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder, version int, files map[string]FileInfo) error {
 	p := np.PackedNVD
-	if data, err = writeBlocks(filepath.Join(dir, fileNVD), p); err != nil {
-		return data, facts, fmt.Errorf("%s: %w", fileNVD, err)
-	}
-	at := make([]int, len(p.Facts)) // frame size of each block's first record
-	r := 0
-	for _, b := range p.Blocks {
-		at[r] = b.Size
-		r += b.Records
-	}
-	facts, err = writeDataFile(filepath.Join(dir, fileNVDFacts), enc, len(p.Facts), func(i int) ([]byte, error) {
-		line := nvdFactsFromLine{nvdFactsLine: nvdFactsLine{NVDFacts: p.Facts[i], Frame: at[i]}}
-		if np.from != nil {
-			line.From, line.Clash = np.from[i].In, np.from[i].Clash
-		}
-		return marshal(&line)
-	})
+	data, err := writeBlocks(filepath.Join(dir, fileNVD), p)
 	if err != nil {
-		return data, facts, fmt.Errorf("%s: %w", fileNVDFacts, err)
+		return fmt.Errorf("%s: %w", fileNVD, err)
 	}
-	return data, facts, nil
+	files[keyNVD] = data
+	if version == 6 {
+		at := make([]int, len(p.Facts)) // frame size of each block's first record
+		r := 0
+		for _, b := range p.Blocks {
+			at[r] = b.Size
+			r += b.Records
+		}
+		facts, err := writeDataFile(filepath.Join(dir, fileNVDFacts6), enc, len(p.Facts), func(i int) ([]byte, error) {
+			return marshal(&nvdFactsLine{NVDFacts: p.Facts[i], Frame: at[i]})
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", fileNVDFacts6, err)
+		}
+		files[keyNVDFacts] = facts
+		return nil
+	}
+	st, err := index.StoreNVD(p)
+	if err != nil {
+		return err
+	}
+	texts := st.Texts()
+	if files[keyNVDStrings], err = writeDataFile(filepath.Join(dir, fileNVDStrings), enc, len(texts), func(i int) ([]byte, error) {
+		return marshal(texts[i])
+	}); err != nil {
+		return fmt.Errorf("%s: %w", fileNVDStrings, err)
+	}
+	var line []byte
+	if files[keyNVDFacts], err = writeDataFile(filepath.Join(dir, fileNVDFacts), enc, st.Len(), func(i int) ([]byte, error) {
+		line = st.AppendLine(line[:0], i)
+		return line, nil
+	}); err != nil {
+		return fmt.Errorf("%s: %w", fileNVDFacts, err)
+	}
+	return nil
 }
 
 // writeBlocks writes p's frames as a data file, its chunks runs of whole
@@ -169,8 +191,9 @@ func writeBlocks(path string, p *index.PackedNVD) (FileInfo, error) {
 }
 
 // loadNVD reads a snapshot's NVD records for serving: the facts, and
-// nvd.zst whole, still compressed, each chunk checked against its sum. A
-// snapshot older than format 6 has none (nil, nil).
+// nvd.zst, each chunk checked against its sum and the file kept open for
+// the store to read per request. A snapshot older than format 6 has none
+// (nil, nil).
 func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 	if m.Version < 6 {
 		return nil, nil
@@ -178,13 +201,66 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
+	fi := m.Files[keyNVD]
+	if facts := m.Files[keyNVDFacts]; fi.Records != facts.Records {
+		return nil, wrap(keyNVD, fmt.Errorf("%d records for %d facts", fi.Records, facts.Records))
+	}
+	if m.Version == 6 {
+		return loadNVD6(dir, m, dec, wrap)
+	}
+	texts, err := decodeTexts(dir, m.Files[keyNVDStrings], dec)
+	if err != nil {
+		return nil, wrap(keyNVDStrings, err)
+	}
+	facts := m.Files[keyNVDFacts]
+	l, err := index.NewNVDLoader(texts, facts.Records, len(facts.Chunks))
+	if err != nil {
+		return nil, wrap(keyNVDStrings, err)
+	}
+	firsts := make([]int, len(facts.Chunks)) // the number of each chunk's first record
+	for i := 1; i < len(firsts); i++ {
+		firsts[i] = firsts[i-1] + facts.Chunks[i-1].Records
+	}
+	// Each chunk is parsed as it is decoded, on the decoding goroutines,
+	// straight into the records, and its text dropped.
+	if err := decodeFile(dir, facts, dec, func(c int, data []byte) error {
+		return l.ParsePiece(c, firsts[c], data)
+	}); err != nil {
+		return nil, wrap(keyNVDFacts, err)
+	}
+	f, err := openChecked(dir, fi)
+	if err != nil {
+		return nil, wrap(keyNVD, err)
+	}
+	n, err := l.NVDFile(f, fi.Size)
+	if err != nil {
+		f.Close()
+		return nil, wrap(keyNVDFacts, err)
+	}
+	return n, nil
+}
+
+// decodeTexts decodes a data file of JSON strings, one a line.
+func decodeTexts(dir string, fi FileInfo, dec *zstd.Decoder) ([]string, error) {
+	strs := make([]string, fi.Records)
+	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		// Most texts have no escape: the bytes between the quotes.
+		if len(line) >= 2 && line[0] == '"' && line[len(line)-1] == '"' && bytes.IndexByte(line, '\\') < 0 {
+			strs[n] = string(line[1 : len(line)-1])
+			return nil
+		}
+		return json.Unmarshal(line, &strs[n])
+	}); err != nil {
+		return nil, err
+	}
+	return strs, nil
+}
+
+// loadNVD6 is loadNVD for a snapshot of format 6, whose facts are JSON.
+func loadNVD6(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, error) error) (*index.NVD, error) {
 	lines, err := decodeRecords[nvdFactsLine](dir, m.Files[keyNVDFacts], dec)
 	if err != nil {
 		return nil, wrap(keyNVDFacts, err)
-	}
-	fi := m.Files[keyNVD]
-	if fi.Records != len(lines) {
-		return nil, wrap(keyNVD, fmt.Errorf("%d records for %d facts", fi.Records, len(lines)))
 	}
 	facts := make([]index.NVDFacts, len(lines))
 	var blocks []index.NVDBlock
@@ -199,30 +275,29 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 			blocks[len(blocks)-1].Records++
 		}
 	}
-	data, err := readChecked(dir, fi)
+	f, err := openChecked(dir, m.Files[keyNVD])
 	if err != nil {
 		return nil, wrap(keyNVD, err)
 	}
-	n, err := index.NewNVD(data, blocks, facts)
+	n, err := index.NewNVDFile(f, m.Files[keyNVD].Size, blocks, facts)
 	if err != nil {
+		f.Close()
 		return nil, wrap(keyNVD, err)
 	}
 	return n, nil
 }
 
-// readChecked reads a data file whole, undecoded, checking each chunk's
-// sum.
-func readChecked(dir string, fi FileInfo) ([]byte, error) {
+// openChecked opens a data file for the store to read per request,
+// having read it once to check each chunk's sum (on several goroutines).
+// The store holds the file open, not its bytes: what a record costs in
+// memory is the page cache's to keep or drop, not the heap's. The file
+// must stay as it is while it is served: a new snapshot is a new
+// directory, and an old one removed stays readable through the open file.
+func openChecked(dir string, fi FileInfo) (*os.File, error) {
 	f, err := openData(dir, fi)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data := make([]byte, fi.Size)
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, err
-	}
-	// The chunks' sums are checked on every core.
 	offs := make([]int64, len(fi.Chunks)+1)
 	for i, c := range fi.Chunks {
 		offs[i+1] = offs[i] + c.Size
@@ -234,12 +309,19 @@ func readChecked(dir string, fi FileInfo) ([]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(fi.Chunks) {
 					return
 				}
-				if err := checkSum(data[offs[i]:offs[i+1]], fi.Chunks[i].SHA256); err != nil {
+				if int64(cap(buf)) < fi.Chunks[i].Size {
+					buf = make([]byte, fi.Chunks[i].Size)
+				}
+				b := buf[:fi.Chunks[i].Size]
+				if _, err := f.ReadAt(b, offs[i]); err != nil {
+					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
+				} else if err := checkSum(b, fi.Chunks[i].SHA256); err != nil {
 					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
 				}
 			}
@@ -248,10 +330,11 @@ func readChecked(dir string, fi FileInfo) ([]byte, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
+			f.Close()
 			return nil, err // the first chunk's
 		}
 	}
-	return data, nil
+	return f, nil
 }
 
 // validateNVD checks, beyond what a load checks, that every stored NVD

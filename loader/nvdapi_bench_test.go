@@ -74,3 +74,31 @@ func BenchmarkDecodeFeed(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoadNVD is the NVD part of a load alone (loadNVD: the facts,
+// and nvd.zst read with its sums checked) of the snapshot named by
+// VULND_BENCH_SNAPSHOT, of format 6 or 7; it is skipped without it.
+func BenchmarkLoadNVD(b *testing.B) {
+	dir := os.Getenv("VULND_BENCH_SNAPSHOT")
+	if dir == "" {
+		b.Skip("set VULND_BENCH_SNAPSHOT to a snapshot directory")
+	}
+	m, _, err := readManifest(dir, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dec, err := decoder()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		n, err := loadNVD(dir, m, dec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n.Len() == 0 {
+			b.Fatal("no NVD records")
+		}
+	}
+}

@@ -39,7 +39,11 @@ import (
 // index.EntryKey); version 4 and 5 snapshots load with none.
 // Version 6 adds nvd.zst and nvdfacts.jsonl.zst: each NVD record as the
 // winning feed held it, for NVD's CVE API, and its facts (see nvdapi.go).
-const FormatVersion = 6
+// Version 7 stores those facts as nvdfacts.txt.zst, lines of numbers, and
+// nvdstrings.jsonl.zst, the texts they refer to (see index/nvdfacts.go),
+// which a load parses on every core without JSON: a version 6 snapshot
+// still loads from its nvdfacts.jsonl.zst.
+const FormatVersion = 7
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -69,19 +73,23 @@ const (
 	keyIDs     = "ids"
 	keyDetails = "details"
 	keyStrings = "strings"
-	// keyNVD and keyNVDFacts: format 6.
-	keyNVD      = "nvd"
-	keyNVDFacts = "nvdfacts"
+	// keyNVD and keyNVDFacts: format 6; keyNVDStrings: format 7.
+	keyNVD        = "nvd"
+	keyNVDFacts   = "nvdfacts"
+	keyNVDStrings = "nvdstrings"
 
-	fileCWEs     = "cwes.jsonl.zst"
-	fileCVEs     = "cves.jsonl.zst"
-	fileMetrics  = "metrics.jsonl.zst"
-	fileReports  = "reports.jsonl.zst"
-	fileIDs      = "ids.jsonl.zst"
-	fileDetails  = "details.txt.zst"
-	fileStrings  = "strings.jsonl.zst"
-	fileNVD      = "nvd.zst"
-	fileNVDFacts = "nvdfacts.jsonl.zst"
+	fileCWEs       = "cwes.jsonl.zst"
+	fileCVEs       = "cves.jsonl.zst"
+	fileMetrics    = "metrics.jsonl.zst"
+	fileReports    = "reports.jsonl.zst"
+	fileIDs        = "ids.jsonl.zst"
+	fileDetails    = "details.txt.zst"
+	fileStrings    = "strings.jsonl.zst"
+	fileNVD        = "nvd.zst"
+	fileNVDFacts   = "nvdfacts.txt.zst"
+	fileNVDStrings = "nvdstrings.jsonl.zst"
+	// fileNVDFacts6 is the facts' file of format 6 (JSON lines).
+	fileNVDFacts6 = "nvdfacts.jsonl.zst"
 
 	// The optional data file: EPSS scores, one "CVE-…,score,percentile"
 	// line per scored CVE of the snapshot, by CVE id as a string (the
@@ -96,15 +104,20 @@ const epssVersion = 6
 
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
-	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts,
+	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts, keyNVDStrings: fileNVDStrings,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= 6 {
+	if v >= 7 {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
+	delete(old, keyNVDStrings)
+	if v == 6 {
+		old[keyNVDFacts] = fileNVDFacts6
+		return old
+	}
 	delete(old, keyNVD)
 	delete(old, keyNVDFacts)
 	if v < 4 {

@@ -64,7 +64,7 @@ func TestBuildEPSS(t *testing.T) {
 	if diff := cmp.Diff(want, m.EPSS); diff != "" {
 		t.Errorf("manifest epss (-want +got):\n%s", diff)
 	}
-	if m.Version != 6 || m.Files["epss"].Name != "epss.csv.zst" || m.Files["epss"].Records != 10 {
+	if m.Version != FormatVersion || m.Files["epss"].Name != "epss.csv.zst" || m.Files["epss"].Records != 10 {
 		t.Errorf("version %d, files[epss] %+v", m.Version, m.Files["epss"])
 	}
 	if last := m.Inputs[len(m.Inputs)-1]; last.Name != filepath.Base(epss) || last.Records != 11 {
@@ -117,7 +117,7 @@ func TestBuildEPSS(t *testing.T) {
 	check(s2)
 	// A manifest whose "epss" does not fit is refused, naming the fault.
 	for _, tc := range []struct{ from, to, want string }{
-		{`"version": 6`, `"version": 5`, `format version 5 holds no EPSS, but the manifest has "epss"`},
+		{`"version": 7`, `"version": 5`, `format version 5 holds no EPSS, but the manifest has "epss"`},
 		{`"rows": 10`, `"rows": 9`, "epss: 9 rows, but epss.csv.zst holds 10 records"},
 		{`"model": "v2026.06.15"`, `"model": ""`, `epss: model "" is not 1 to 64 printable characters`},
 		{`"date": "2026-09-29T12:00:22Z"`, `"date": "2026-09-29"`, `epss: date "2026-09-29" is not an RFC 3339 time`},

@@ -66,7 +66,7 @@ func FuzzParseManifest(f *testing.F) {
 			t.Fatalf("accepted version %d", m.Version)
 		}
 		for key, fi := range m.Files {
-			if fi.Name != dataFiles[key] || fi.Bytes > maxDecodedBytes || checkChunks(fi) != nil {
+			if fi.Name != dataFilesOf(m.Version)[key] || fi.Bytes > maxDecodedBytes || checkChunks(fi) != nil {
 				t.Fatalf("accepted %s file %+v", key, fi)
 			}
 		}

@@ -273,14 +273,20 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
-	strs := make([]string, m.Files[keyStrings].Records)
-	if err := eachRecord(dir, m.Files[keyStrings], dec, func(n int, line []byte) error {
-		// Most texts have no escape: the bytes between the quotes.
-		if len(line) >= 2 && line[0] == '"' && line[len(line)-1] == '"' && bytes.IndexByte(line, '\\') < 0 {
-			strs[n] = string(line[1 : len(line)-1])
-			return nil
-		}
-		return json.Unmarshal(line, &strs[n])
+	// The text table: each chunk parsed as it is decoded, its JSON texts
+	// (affected entries, SSVC decisions) kept compressed (see
+	// index.TextsLoader).
+	sfi := m.Files[keyStrings]
+	tl, err := index.NewTextsLoader(sfi.Records, len(sfi.Chunks))
+	if err != nil {
+		return nil, wrap(keyStrings, err)
+	}
+	sfirsts := make([]int, len(sfi.Chunks)) // the number of each chunk's first record
+	for i := 1; i < len(sfirsts); i++ {
+		sfirsts[i] = sfirsts[i-1] + sfi.Chunks[i-1].Records
+	}
+	if err := decodeFile(dir, sfi, dec, func(c int, data []byte) error {
+		return tl.ParsePiece(c, sfirsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyStrings, err)
 	}
@@ -288,7 +294,7 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	if fi.Records != m.Files[keyCVEs].Records {
 		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", fi.Records, m.Files[keyCVEs].Records))
 	}
-	l, err := index.NewDetailsLoader(strs, fi.Records, len(fi.Chunks))
+	l, err := tl.DetailsLoader(fi.Records, len(fi.Chunks))
 	if err != nil {
 		return nil, wrap(keyDetails, err)
 	}

@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -63,17 +63,39 @@ func tablesFromData(d *index.Data) *idTables {
 // force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
 // named epssFile, and NVD's records packed (nil: d.NVD's, packed here).
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked) (Manifest, error) {
+// With spend, what only the details need of d's CVEs (affected entries,
+// SSVC decisions, entry keys, KEV entries) is let go once the details
+// hold it, before the bodies are encoded and the index built: a build's
+// CVEs, which nothing reads after the write.
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
 	m := Manifest{
 		Format:  formatName,
-		Version: FormatVersion,
+		Version: writeVersion,
 		BuiltAt: formatTime(builtAt),
 		Files:   map[string]FileInfo{},
 		Inputs:  inputs,
 		Newest:  dates,
+	}
+	// The details are built once, first: the index reorders the details
+	// it is given, so it gets a copy of their per-CVE records, and the
+	// file keeps them in the order of the CVE bodies.
+	details, err := buildDetails(d.CVEs)
+	if err != nil {
+		// A CVE whose body is bad is told first, as when the bodies
+		// were encoded first.
+		if _, _, berr := encodeCVEs(d.CVEs); berr != nil {
+			err = berr
+		}
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	if spend {
+		for i := range d.CVEs {
+			c := &d.CVEs[i]
+			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
+		}
 	}
 	// The bodies are encoded once, for the file and for the index, which
 	// checks the data and gives the counts: a build that would not load is
@@ -82,12 +104,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
-	// The index reorders the details it is given; the file keeps them in
-	// the order of the CVE bodies, so it gets its own.
-	check, err := buildDetails(d.CVEs)
-	if err != nil {
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
+	check := details.Reorderable()
 	if epss != nil {
 		epss = epss.only(d.CVEs)
 		m.EPSS = epssInfo(epss, epssFile)
@@ -98,10 +115,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	m.Counts = ix.Counts()
 	ix, entries, check = nil, nil, nil
-	details, err := buildDetails(d.CVEs)
-	if err != nil {
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
 
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
@@ -167,7 +180,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		nvd = &nvdPacked{PackedNVD: p}
 	}
-	if m.Files[keyNVD], m.Files[keyNVDFacts], err = writeNVD(tmp, nvd, enc); err != nil {
+	if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	raw, err := json.MarshalIndent(m, "", "  ")
@@ -188,6 +201,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	done = true
 	return m, nil
 }
+
+// writeVersion is the format version a build writes: FormatVersion, which
+// tests set to 6 to write a snapshot as format 6 did (it differs only in
+// its NVD facts).
+var writeVersion = FormatVersion
 
 var marshalOptions = []json.EncodeOptionFunc{json.DisableHTMLEscape()}
 

@@ -2,8 +2,6 @@ package loader
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,20 +13,7 @@ import (
 // realFeed returns the real NVD sample feed, decompressed.
 func realFeed(t testing.TB) []byte {
 	t.Helper()
-	f, err := os.Open(sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return gunzip(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
 }
 
 func TestIsFeed(t *testing.T) {

@@ -43,10 +43,14 @@ and resumed (Range) by the next try or run. The baseline is some 600 MB
 and new each day. Give - to -epss-url or -cve5-url to skip that source.
 Network errors, timeouts, 429 and 5xx are tried again with backoff,
 honouring Retry-After. One line per file on stderr (a progress line on a
-terminal), the counts on stdout. On a failure, or SIGINT/SIGTERM, exit 1
-with one line naming the URL or file: that file keeps its old copy and
-meta, and the files fetched before it are complete and checked, so a run
-again goes on from there. Then run vulnd build on what vulnd feeds DIR
+terminal), the counts on stdout. On a failure among NVD's feeds, or
+SIGINT/SIGTERM, exit 1 with one line naming the URL or file: that file
+keeps its old copy and meta, and the files fetched before it are complete
+and checked, so a run again goes on from there. When NVD's feeds are all
+current but the catalog, the EPSS file or the bundles failed, the sources
+after the one that failed are still fetched, and the exit status is 3,
+with one line naming each failure: each keeps its old copy, and a build
+from what the directory holds may go on (make refresh does). Then run vulnd build on what vulnd feeds DIR
 lists (the NVD feeds and the record files), with -epss $(vulnd feeds
 -epss DIR).`,
 }
@@ -124,15 +128,23 @@ func cmdFetch(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := fetch.Run(ctx, opt)
-	if err != nil {
-		if opt.Progress != nil {
-			fmt.Fprint(stderr, "\r\x1b[K")
-		}
+	if err != nil && opt.Progress != nil {
+		fmt.Fprint(stderr, "\r\x1b[K")
+	}
+	var se *fetch.SourceError
+	if err != nil && !errors.As(err, &se) {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d fetched, %d unchanged\n", *dir, len(res.Fetched), len(res.Unchanged))
+	if se != nil {
+		return exitError{fmt.Errorf("%w (NVD's feeds are current; each source that failed keeps its old copy)", se), exitSourceFailed}
+	}
 	return nil
 }
+
+// exitSourceFailed is vulnd fetch's exit status when NVD's feeds are
+// current but another source failed: a build may go on.
+const exitSourceFailed = 3
 
 // parseYears reads -years: "FIRST-LAST", one year, or "all" (2002 to
 // this year).

@@ -505,3 +505,27 @@ func TestFetchAllSources(t *testing.T) {
 		t.Errorf("after a fetch without the sources, vulnd feeds lists %q", o)
 	}
 }
+
+// TestFetchSourceFails: when NVD's feeds are all fetched but another
+// source fails (here the EPSS URL answers 404), vulnd fetch still fetches
+// the sources after it, prints its counts, names the failure on stderr,
+// and exits 3, which tells make refresh (and the CronJob) that a build
+// from the fresh feeds may go on.
+func TestFetchSourceFails(t *testing.T) {
+	srv, _, _ := feedSite(t, syntheticFeeds(t), "")
+	dir := t.TempDir()
+	flags := sourceFlags(srv)
+	for i := range flags {
+		if flags[i] == "-epss-url" {
+			flags[i+1] = srv.URL + "/no-such-epss.csv.gz"
+		}
+	}
+	args := append([]string{"fetch", "-dir", dir, "-base-url", srv.URL, "-cwe-url", "-", "-years", "2024-2024", "-attempts", "1"}, flags...)
+	o, e, code := vulndRun(args...)
+	if code != 3 || o != dir+": 5 fetched, 0 unchanged\n" {
+		t.Errorf("fetch: exit %d, stdout %q, stderr:\n%s", code, o, e)
+	}
+	if want := "vulnd fetch: " + srv.URL + "/no-such-epss.csv.gz"; !strings.Contains(e, want) || !strings.Contains(e, "NVD's feeds are current") {
+		t.Errorf("stderr lacks %q and a word on NVD's feeds:\n%s", want, e)
+	}
+}

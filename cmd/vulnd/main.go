@@ -100,12 +100,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err := cmd(rest, stdout, stderr)
 	var ue usageError
+	var xe exitError
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "vulnd %s: %v; see vulnd help %s\n", name, err, name)
 		return 2
+	case errors.As(err, &xe):
+		fmt.Fprintf(stderr, "vulnd %s: %s\n", name, errorLine(err))
+		return xe.code
 	default:
 		fmt.Fprintf(stderr, "vulnd %s: %s\n", name, errorLine(err))
 		return 1
@@ -171,6 +175,13 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 		line += " " + t
 	}
 	return line + " " + bi.GoVersion
+}
+
+// exitError is a failure with an exit status of its own, which the
+// command's help explains.
+type exitError struct {
+	error
+	code int
 }
 
 // usageError is a bad command line (exit 2) rather than a failure (exit 1).

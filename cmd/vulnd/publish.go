@@ -24,13 +24,17 @@ import (
 )
 
 var publishHelp = help{
-	usage: "publish -to oci://REGISTRY/REPOSITORY:TAG [-also-tag latest] [-plain-http] SNAPSHOT",
-	about: `Checks the snapshot in SNAPSHOT as vulnd validate does, then pushes it to
-an OCI registry as one artifact (type application/vnd.vulnd.snapshot.v1,
-a layer per file, annotated with its build time, id, format version and
-counts) and tags it TAG and each -also-tag, once every layer is in. Files
-the registry already holds are not sent again; the same snapshot always
-makes the same artifact. Replicas follow a tag with vulnd serve -pull.
+	usage: "publish -to oci://REGISTRY/REPOSITORY:TAG [-also-tag latest] [-plain-http] [-validate] SNAPSHOT",
+	about: `Checks the snapshot in SNAPSHOT by its sums (the manifest, and every data
+file's size and SHA-256s: the bytes vulnd build wrote, which it checked;
+-validate checks it whole, as vulnd validate does), then pushes it to an
+OCI registry as one artifact (type application/vnd.vulnd.snapshot.v2: its
+manifest.json, then a blob per chunk of its data files, annotated with its
+build time, id, format version and counts) and tags it TAG and each
+-also-tag, once every blob is in. Blobs the registry already holds (the
+chunks a new snapshot shares with the last one) are not sent again; the
+same snapshot always makes the same artifact. Replicas follow a tag with
+vulnd serve -pull, and download only the chunks they do not hold.
 Credentials: VULND_REGISTRY_USERNAME and VULND_REGISTRY_PASSWORD, else
 the Docker configuration (DOCKER_CONFIG or ~/.docker/config.json) that
 docker login or oras login wrote. Prints REF@DIGEST snapshot ID on
@@ -64,6 +68,7 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	plain := fs.Bool("plain-http", false, "talk HTTP, not HTTPS, to the registry: only for one on localhost or a private network")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	force := fs.Bool("force", false, "publish even a snapshot the refresh guard refuses against what the tags name now (see above)")
+	validate := fs.Bool("validate", false, "check the snapshot whole first, as vulnd validate does (decodes every file: seconds to tens of seconds at NVD's scale), not by its sums alone")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -105,6 +110,11 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	dir := fs.Arg(0)
 	start := time.Now()
+	if *validate {
+		if _, err := loader.Validate(dir); err != nil {
+			return err
+		}
+	}
 	if !*force {
 		if err := guardTags(ctx, repo, ref, tags, dir, stderr); err != nil {
 			if _, refused := errors.AsType[*loader.RefreshError](err); refused {
@@ -120,11 +130,11 @@ func cmdPublish(args []string, stdout, stderr io.Writer) error {
 	var sent string
 	switch {
 	case p.Pushed == 0:
-		sent = fmt.Sprintf("sent none of its %d files (the registry had them all)", p.Layers)
+		sent = fmt.Sprintf("sent none of its %d blobs, %s (the registry had them all)", p.Layers, byteSize(p.Bytes))
 	case p.Pushed < p.Layers:
-		sent = fmt.Sprintf("sent %d of its %d files (the registry had the others), %s", p.Pushed, p.Layers, byteSize(p.PushedBytes))
+		sent = fmt.Sprintf("sent %d of its %d blobs, %s of %s (the registry had the others)", p.Pushed, p.Layers, byteSize(p.PushedBytes), byteSize(p.Bytes))
 	default:
-		sent = fmt.Sprintf("sent all %d files, %s", p.Layers, byteSize(p.PushedBytes))
+		sent = fmt.Sprintf("sent all %d blobs, %s", p.Layers, byteSize(p.PushedBytes))
 	}
 	fmt.Fprintf(stderr, "vulnd publish: %s: %s, tagged %s, in %s\n",
 		dir, sent, strings.Join(tags, ", "), time.Since(start).Round(time.Millisecond))
@@ -211,7 +221,9 @@ func guardTags(ctx context.Context, repo *remote.Repository, ref oci.Ref, tags [
 		case a.SnapshotID == id:
 			continue
 		}
-		prev, err := a.Stamps(ctx, repo)
+		// The chunks this snapshot shares with the tagged one are read
+		// from dir, not downloaded.
+		prev, _, err := a.Stamps(ctx, repo, dir)
 		if err != nil {
 			return fmt.Errorf("%s: reading the snapshot it names, to compare (-force publishes without): %w", name, err)
 		}

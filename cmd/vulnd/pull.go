@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -51,6 +52,8 @@ type puller struct {
 	// served (or installed it); bad the last one found not to be a good
 	// snapshot, not downloaded again while the tag names it.
 	seen, bad digest.Digest
+	// moved is what the last download fetched and found on the disk.
+	moved oci.Transfer
 }
 
 func newPuller(m *Main) (*puller, error) {
@@ -120,7 +123,7 @@ func (p *puller) poll(ctx context.Context) {
 	case err != nil:
 		log.Error("pull failed; the snapshot served keeps serving", "err", err)
 	case outcome == pullUpdated:
-		log.Info("pulled a new snapshot", "digest", p.seen.String())
+		log.Info("pulled a new snapshot", "digest", p.seen.String(), p.movedAttrs())
 	}
 	if p.m.OnPull != nil {
 		p.m.OnPull(outcome, err)
@@ -180,9 +183,11 @@ func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome st
 		if err := os.Chmod(tmp, 0o755); err != nil { // as a build makes it
 			return pullFailed, err
 		}
-		if err := a.Download(ctx, p.repo, tmp); err != nil {
+		t, err := a.Download(ctx, p.repo, tmp, p.m.Snapshot)
+		if err != nil {
 			return fetchOutcome(err), err
 		}
+		p.moved = t
 		art := index.Artifact{Ref: p.ref.String(), Digest: a.Descriptor.Digest.String(),
 			PulledAt: time.Now().UTC().Format(index.TimeLayout)}
 		if err := loader.WriteArtifact(tmp, art); err != nil {
@@ -195,6 +200,15 @@ func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome st
 		return "", outcome, err
 	}
 	return tmp, "", nil
+}
+
+// movedAttrs are the log's account of the last download: the blobs (and
+// their bytes) fetched from the registry, and those the snapshot on the
+// disk already held, copied from there.
+func (p *puller) movedAttrs() slog.Attr {
+	t := p.moved
+	return slog.Group("", "fetched_blobs", t.Fetched, "fetched_bytes", t.FetchedBytes,
+		"reused_blobs", t.Reused, "reused_bytes", t.ReusedBytes)
 }
 
 // fetchOutcome says whose fault a failed read of what the tag names (its
@@ -284,6 +298,6 @@ func (p *puller) firstPull() error {
 	if err != nil {
 		return fmt.Errorf("no snapshot to serve in %s, and the pull failed (%s): %w", p.m.Snapshot, outcome, err)
 	}
-	p.m.Log.Info("pulled the first snapshot", "ref", p.ref.String(), "digest", p.seen.String(), "dir", p.m.Snapshot)
+	p.m.Log.Info("pulled the first snapshot", "ref", p.ref.String(), "digest", p.seen.String(), "dir", p.m.Snapshot, p.movedAttrs())
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,11 +21,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"oras.land/oras-go/v2"
@@ -153,7 +156,9 @@ func pushBad(t *testing.T, ref oci.Ref, tag, good string) {
 		}
 		layers = append(layers, d)
 	}
-	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, oci.ArtifactType, oras.PackManifestOptions{Layers: layers})
+	// The layout of a layer per file, which replicas still read: the bad
+	// file arrives whole, and fails the load.
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, oci.ArtifactTypeFiles, oras.PackManifestOptions{Layers: layers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,6 +583,20 @@ func TestPublishUnreachable(t *testing.T) {
 	}
 }
 
+// readSnapshotManifest reads the manifest of the snapshot in dir.
+func readSnapshotManifest(t *testing.T, dir string) loader.Manifest {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, loader.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := loader.ParseManifest(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestStatusArtifactOnlyWhenPulled: a snapshot directory copied from a
 // replica, artifact.json and all, is not "pulled" by the server it is
 // copied to: /status's artifact is null and vulnd_snapshot_artifact_info
@@ -619,12 +638,18 @@ func TestPublishSaysWhatItSent(t *testing.T) {
 	reg := startRegistry(t)
 	snap := filepath.Join(t.TempDir(), "snap")
 	version(t, snap, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	n := len(loader.DataFileNames()) + 1
+	// A blob per distinct chunk (chunks of the same bytes are sent
+	// once), and manifest.json.
+	chunks := map[string]bool{}
+	for _, fi := range readSnapshotManifest(t, snap).Files {
+		for _, c := range fi.Chunks {
+			chunks[c.SHA256] = true
+		}
+	}
+	n := len(chunks) + 1
 	for i, want := range []string{
-		// Files of the same bytes (empty ones: no reports, no NVD
-		// records) are sent once.
-		`^vulnd publish: ` + regexp.QuoteMeta(snap) + fmt.Sprintf(`: sent (all %d files|\d+ of its %d files \(the registry had the others\)), \d+\.\d kB, tagged x, latest, in \S+\n$`, n, n),
-		`^vulnd publish: ` + regexp.QuoteMeta(snap) + fmt.Sprintf(`: sent none of its %d files \(the registry had them all\), tagged y, latest, in \S+\n$`, n),
+		`^vulnd publish: ` + regexp.QuoteMeta(snap) + fmt.Sprintf(`: sent all %d blobs, \d+\.\d kB, tagged x, latest, in \S+\n$`, n),
+		`^vulnd publish: ` + regexp.QuoteMeta(snap) + fmt.Sprintf(`: sent none of its %d blobs, \d+\.\d kB \(the registry had them all\), tagged y, latest, in \S+\n$`, n),
 	} {
 		var out, errb bytes.Buffer
 		tag := []string{"x", "y"}[i]
@@ -634,5 +659,273 @@ func TestPublishSaysWhatItSent(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(errb.String()) {
 			t.Errorf("publish %d said %q, want it to match %s", i+1, errb.String(), want)
 		}
+	}
+}
+
+// recordingProxy stands in front of a registry and records the blobs
+// sent through it (the digest of each upload's closing PUT) and fetched
+// (GETs of /blobs/DIGEST).
+type recordingProxy struct {
+	addr       string
+	mu         sync.Mutex
+	puts, gets []string
+}
+
+func startRecordingProxy(t *testing.T, registryAddr string) *recordingProxy {
+	t.Helper()
+	p := &recordingProxy{}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: registryAddr})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		switch _, blob, _ := strings.Cut(r.URL.Path, "/blobs/"); {
+		case r.Method == http.MethodPut && strings.HasPrefix(blob, "uploads/"):
+			p.puts = append(p.puts, r.URL.Query().Get("digest"))
+		case r.Method == http.MethodGet && strings.HasPrefix(blob, "sha256:"):
+			p.gets = append(p.gets, blob)
+		}
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.addr = srv.Listener.Addr().String()
+	return p
+}
+
+// take returns the digests sent and fetched since the last take, sorted.
+func (p *recordingProxy) take() (puts, gets []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	puts, gets = p.puts, p.gets
+	p.puts, p.gets = nil, nil
+	slices.Sort(puts)
+	slices.Sort(gets)
+	return puts, gets
+}
+
+// chunkySnapshot writes a snapshot of 800 CVEs whose CVE file has
+// several chunks (each CVE carries 24 kB of text, a slice of a random
+// pool); the first changed CVEs have another text of the same length and
+// a later lastModified, so the chunks of the others stay as they are.
+func chunkySnapshot(t *testing.T, dir string, changed int, at time.Time) {
+	t.Helper()
+	d := &index.Data{CWEs: []index.CWE{{Name: "CWE-79", Description: "x", Type: "Weakness Base", CreatedAt: "2006-07-19 00:00:00Z", UpdatedAt: "2006-07-19 00:00:00Z"}}}
+	r := rand.New(rand.NewPCG(1, 2))
+	pool := make([]byte, 1<<16)
+	for k := range pool {
+		pool[k] = "abcdefghijklmnopqrstuvwxyz     "[r.IntN(31)]
+	}
+	const size = 24000
+	for i := range 800 {
+		off := r.IntN(len(pool) - size)
+		c := index.CVE{
+			Name: fmt.Sprintf("CVE-2024-%05d", i+1), Summary: string(pool[off : off+size]),
+			CreatedAt: "2024-01-01 00:00:00Z", UpdatedAt: "2024-01-01 00:00:00Z",
+			CPEs: []index.CPE{{ID: 1, URI: "cpe:2.3:a:v:p:1:*:*:*:*:*:*:*", Vendor: "v", Product: "p", Version: "1"}},
+			CWEs: []string{"CWE-79"},
+		}
+		if i < changed {
+			c.Summary = "CHANGED" + c.Summary[len("CHANGED"):]
+			c.UpdatedAt = "2024-02-01 00:00:00Z"
+		}
+		d.CVEs = append(d.CVEs, c)
+	}
+	if _, err := loader.Write(dir, d, at, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// chunkDigests are the digests of the chunks of the snapshot manifest
+// m's files, each once, with their sizes.
+func chunkDigests(m loader.Manifest) map[string]int64 {
+	out := map[string]int64{}
+	for _, fi := range m.Files {
+		for _, c := range fi.Chunks {
+			out["sha256:"+c.SHA256] = c.Size
+		}
+	}
+	return out
+}
+
+// TestPublishPullOnlyChanged: against a real registry, a refresh sends
+// only the chunks the registry does not hold yet (and manifest.json),
+// its refresh guard downloads only the tagged snapshot's CVE and details
+// chunks the new one does not share, and a replica downloads only the
+// chunks its snapshot on disk does not hold, copying the others; publish's
+// and the pull's log lines say how many blobs and bytes each moved.
+func TestPublishPullOnlyChanged(t *testing.T) {
+	reg := startRegistry(t)
+	// The operator and the replica each through their own proxy, so what
+	// each moves is told apart.
+	pub, pull := startRecordingProxy(t, reg.addr), startRecordingProxy(t, reg.addr)
+	tmp := t.TempDir()
+	v1, v2 := filepath.Join(tmp, "v1"), filepath.Join(tmp, "v2")
+	chunkySnapshot(t, v1, 0, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	chunkySnapshot(t, v2, 5, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	m1, m2 := readSnapshotManifest(t, v1), readSnapshotManifest(t, v2)
+	if n := len(m2.Files["cves"].Chunks); n < 4 {
+		t.Fatalf("the CVE file has %d chunks, want 4 or more for this test", n)
+	}
+	c1, c2 := chunkDigests(m1), chunkDigests(m2)
+	manifest1, _ := os.ReadFile(filepath.Join(v1, loader.ManifestName))
+	manifest2, _ := os.ReadFile(filepath.Join(v2, loader.ManifestName))
+	d1, d2 := digestOf(manifest1), digestOf(manifest2)
+	// What v2 adds: its manifest.json and the chunks v1 does not have.
+	added := []string{d2}
+	addedBytes, total := int64(len(manifest2)), int64(len(manifest2))
+	for d, size := range c2 {
+		total += size
+		if _, ok := c1[d]; !ok {
+			added = append(added, d)
+			addedBytes += size
+		}
+	}
+	slices.Sort(added)
+	if cves := len(m2.Files["cves"].Chunks); slices.ContainsFunc(m2.Files["cves"].Chunks[1:], func(c loader.Chunk) bool {
+		_, shared := c1["sha256:"+c.SHA256]
+		return !shared
+	}) {
+		t.Fatalf("v2 changes other chunks of its %d CVE chunks than the first; the fixture is not what this test needs", cves)
+	}
+
+	base := "oci://" + pub.addr + "/vulnd/snapshots"
+	var out, errb bytes.Buffer
+	if code := run([]string{"publish", "-plain-http", "-to", base + ":v1", v1}, &out, &errb); code != 0 {
+		t.Fatalf("publish v1: exit %d: %s", code, errb.String())
+	}
+	pub.take()
+
+	var logs syncBuffer
+	outcomes := make(chan string, 100)
+	m := &Main{Snapshot: filepath.Join(tmp, "replica"), Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&logs, nil)),
+		Pull: "oci://" + pull.addr + "/vulnd/snapshots:latest", PullEvery: 100 * time.Millisecond, PlainHTTP: true,
+		OnPull: func(outcome string, err error) { outcomes <- outcome }}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, gets := pull.take()
+	if want := len(c1) + 1; len(gets) != want {
+		t.Errorf("the first pull fetched %d blobs, want all %d", len(gets), want)
+	}
+	if want := fmt.Sprintf("fetched_blobs=%d fetched_bytes=%d reused_blobs=0 reused_bytes=0", len(c1)+1, int64(len(manifest1))+sum(c1)); !strings.Contains(logs.String(), want) {
+		t.Errorf("the first pull's log line does not say %q:\n%s", want, logs.String())
+	}
+
+	// The refresh: only what v2 adds is sent.
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"publish", "-plain-http", "-to", base + ":v2", v2}, &out, &errb); code != 0 {
+		t.Fatalf("publish v2: exit %d: %s", code, errb.String())
+	}
+	puts, gets := pub.take()
+	if diff := cmp.Diff(added, puts); diff != "" {
+		t.Errorf("the second publish sent other blobs than the chunks v1 has not (-want +got):\n%s", diff)
+	}
+	wantLine := fmt.Sprintf(": sent %d of its %d blobs, %s of %s (the registry had the others), tagged v2, latest, in ",
+		len(added), len(c2)+1, byteSize(addedBytes), byteSize(total))
+	if !strings.Contains(errb.String(), wantLine) {
+		t.Errorf("publish said %q, want %q", errb.String(), wantLine)
+	}
+	// The guard compared with v1: its manifest.json, and the chunks of its
+	// CVE and details files that v2 does not share.
+	wantGets := []string{d1}
+	for _, key := range []string{"cves", "details"} {
+		for _, c := range m1.Files[key].Chunks {
+			if _, ok := c2["sha256:"+c.SHA256]; !ok {
+				wantGets = append(wantGets, "sha256:"+c.SHA256)
+			}
+		}
+	}
+	slices.Sort(wantGets)
+	if diff := cmp.Diff(wantGets, gets); diff != "" {
+		t.Errorf("the refresh guard fetched other blobs than v1's it lacks (-want +got):\n%s", diff)
+	}
+
+	// The replica: only what v2 adds is downloaded, the rest copied.
+	deadline := time.After(20 * time.Second)
+	for updated := false; !updated; {
+		select {
+		case o := <-outcomes:
+			updated = o == pullUpdated
+		case <-deadline:
+			t.Fatalf("the replica did not pull v2 in 20 s:\n%s", logs.String())
+		}
+	}
+	if id, _ := statusOf(t, m); id != m2ID(t, v2) {
+		t.Fatalf("serving %s, want v2", id)
+	}
+	_, gets = pull.take()
+	if diff := cmp.Diff(added, gets); diff != "" {
+		t.Errorf("the replica fetched other blobs than the chunks it lacks (-want +got):\n%s", diff)
+	}
+	if want := fmt.Sprintf("fetched_blobs=%d fetched_bytes=%d reused_blobs=%d reused_bytes=%d",
+		len(added), addedBytes, len(c2)+1-len(added), total-addedBytes); !strings.Contains(logs.String(), want) {
+		t.Errorf("the pull's log line does not say %q:\n%s", want, logs.String())
+	}
+	t.Logf("the refresh sent and the replica fetched %d of %d blobs, %s of %s; the guard fetched %d blobs",
+		len(added), len(c2)+1, byteSize(addedBytes), byteSize(total), len(wantGets))
+	if 2*(len(added)-1) > len(c2) {
+		t.Errorf("%d of %d chunks changed, want fewer than half", len(added)-1, len(c2))
+	}
+}
+
+func digestOf(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func m2ID(t *testing.T, dir string) string {
+	t.Helper()
+	id, err := loader.ID(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestPublishChecksSumsValidateDecodes: publish checks a snapshot by its
+// sums, not by decoding it again: a manifest whose counts are not the
+// data's (its files untouched) passes, and publish -validate, which
+// checks it as vulnd validate does, refuses it (exit 1, one line, no tag).
+func TestPublishChecksSumsValidateDecodes(t *testing.T) {
+	reg := startRegistry(t)
+	snap := filepath.Join(t.TempDir(), "snap")
+	version(t, snap, "v1", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	path := filepath.Join(snap, loader.ManifestName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lied := bytes.Replace(raw, []byte(`"cves": 50,`), []byte(`"cves": 51,`), 1)
+	if bytes.Equal(lied, raw) {
+		t.Fatalf("no \"cves\": 50 in %s", raw)
+	}
+	if err := os.WriteFile(path, lied, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "oci://" + reg.addr + "/vulnd/snapshots"
+	var out, errb bytes.Buffer
+	if code := run([]string{"publish", "-plain-http", "-validate", "-to", base + ":checked", snap}, &out, &errb); code != 1 {
+		t.Fatalf("publish -validate: exit %d, want 1: %s", code, errb.String())
+	}
+	if line := errb.String(); strings.Count(line, "\n") != 1 || !strings.Contains(line, "counts") {
+		t.Errorf("publish -validate said %q, want one line about the counts", line)
+	}
+	ref, _ := oci.ParseRef(base + ":checked")
+	repo, err := oci.Repository(ref, oci.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Resolve(context.Background(), "checked"); !errors.Is(err, errdef.ErrNotFound) {
+		t.Errorf("the tag exists after a refused publish -validate (%v)", err)
+	}
+	errb.Reset()
+	if code := run([]string{"publish", "-plain-http", "-to", base + ":sums", snap}, &out, &errb); code != 0 {
+		t.Errorf("publish (by sums): exit %d, want 0: %s", code, errb.String())
 	}
 }

@@ -93,41 +93,11 @@ func (f *fetcher) epss(ctx context.Context, st *state) (name string, fetched boo
 	}
 	start := time.Now()
 	src := f.opt.EPSSURL
-	var tmpName string
-	var n int64
-	var resHdr http.Header
-	err = f.get.Get(ctx, src, hdr, func(res *http.Response) error {
-		tmp, err := os.CreateTemp(f.opt.Dir, ".epss_scores.csv.gz.tmp-*")
-		if err != nil {
-			return err
-		}
-		ok := false
-		defer func() {
-			if !ok {
-				tmp.Close()
-				os.Remove(tmp.Name())
-			}
-		}()
-		var body io.Reader = res.Body
-		if f.opt.Progress != nil {
-			body = &progressReader{r: body, name: "EPSS", total: res.ContentLength, report: f.opt.Progress}
-		}
-		bw := bufio.NewWriterSize(tmp, 256<<10)
-		if n, err = io.Copy(bw, body); err != nil {
-			return err
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if err := tmp.Sync(); err != nil {
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		ok, tmpName, resHdr = true, tmp.Name(), res.Header
-		return nil
-	})
+	copyBody := func(tmp io.Writer, body io.Reader) error {
+		_, err := io.Copy(tmp, body)
+		return err
+	}
+	tmpName, resHdr, n, err := f.downloadTemp(ctx, src, f.opt.Dir, "epss_scores.csv.gz", hdr, -1, copyBody, nil)
 	if errors.Is(err, ErrNotModified) {
 		f.opt.Log("unchanged " + kept)
 		return kept, false, nil
@@ -144,9 +114,6 @@ func (f *fetcher) epss(ctx context.Context, st *state) (name string, fetched boo
 	if kept != "" && name < kept {
 		f.opt.Log(fmt.Sprintf("kept %s: %s holds the scores of %s, older", kept, src, e.Date.UTC().Format("2006-01-02")))
 		return kept, false, nil
-	}
-	if err := os.Chmod(tmpName, 0o644); err != nil {
-		return "", false, err
 	}
 	if err := os.Rename(tmpName, filepath.Join(f.opt.Dir, name)); err != nil {
 		return "", false, err

@@ -138,10 +138,12 @@ type state struct {
 // one is missing, when the last full run is more than opt.MaxAge old or
 // checked fewer years than asked for now),
 // then modified and recent, then the catalog, the EPSS file and the
-// cvelistV5 bundles (each unless its URL is "-"). It stops at the first
-// failure with an error naming the URL or file; the files fetched before
-// it are in place, complete and checked, and the one that failed keeps its
-// old copy and meta. Run is safe to call again after a failure: what is
+// cvelistV5 bundles (each unless its URL is "-"). A failure among NVD's
+// feeds stops it with an error naming the URL or file; the files fetched
+// before it are in place, complete and checked, and the one that failed
+// keeps its old copy and meta. A failure of one of the other sources
+// does not stop the ones after it: Run ends with a *SourceError listing
+// them, each source that failed keeping its old copy. Run is safe to call again after a failure: what is
 // already there is not downloaded again, and it first removes the
 // temporary files a killed run left. It must not run twice at once on one
 // directory.
@@ -179,33 +181,73 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		}
 		note(n+".json.gz", fetched)
 	}
+	// The other sources each keep their own old copy on a failure, so one
+	// that fails (GitHub or FIRST down) does not keep the others, or a
+	// build from NVD's fresh feeds, from going on.
+	var failed []error
+	source := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err // stopped: no further source
+		}
+		failed = append(failed, err)
+		return nil
+	}
 	if f.opt.CWEURL != "-" {
 		fetched, err := f.cwe(ctx, &st)
-		if err != nil {
-			return res, err
+		if err == nil {
+			note(CWEName, fetched)
+			err = f.writeState(st)
 		}
-		note(CWEName, fetched)
-		if err := f.writeState(st); err != nil {
+		if err := source(err); err != nil {
 			return res, err
 		}
 	}
 	if f.opt.EPSSURL != "-" {
 		name, fetched, err := f.epss(ctx, &st)
-		if err != nil {
+		if err == nil {
+			note(name, fetched)
+		}
+		if err := source(err); err != nil {
 			return res, err
 		}
-		note(name, fetched)
 	}
 	if f.opt.CVE5URL != "-" {
-		if err := f.cve5(ctx, &st, note); err != nil {
+		if err := source(f.cve5(ctx, &st, note)); err != nil {
 			return res, err
 		}
 	}
 	if full {
 		st.LastFull, st.FullFirstYear, st.FullLastYear = now, f.opt.FirstYear, f.opt.LastYear
 	}
-	return res, f.writeState(st)
+	if err := f.writeState(st); err != nil {
+		return res, err
+	}
+	if len(failed) > 0 {
+		return res, &SourceError{Errs: failed}
+	}
+	return res, nil
 }
+
+// SourceError is Run's error when NVD's feeds are all in place and
+// current but another source (the CWE catalog, the EPSS file, cvelistV5's
+// bundles) failed: each of those kept its old copy, and the sources after
+// it were still fetched.
+type SourceError struct {
+	Errs []error
+}
+
+func (e *SourceError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e *SourceError) Unwrap() []error { return e.Errs }
 
 type fetcher struct {
 	opt Options
@@ -473,18 +515,36 @@ func checkCatalog(path string) error {
 
 // download GETs url into a temporary file beside target through fill,
 // which copies the body and checks it on the way, then checks the whole
-// file with check (if not nil). The checked file is synced and renamed to target, and the
-// directory synced. total is the expected size for progress reports (-1:
-// the Content-Length). A failure removes the temporary file and leaves
-// target as it was. It returns the answer's headers and the bytes
-// written; a 304 is ErrNotModified.
+// file with check (if not nil). The checked file is synced and renamed to
+// target, and the directory synced. total is the expected size for
+// progress reports (-1: the Content-Length). A failure removes the
+// temporary file and leaves target as it was. It returns the answer's
+// headers and the bytes written; a 304 is ErrNotModified.
 func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Header, total int64,
 	fill func(tmp io.Writer, body io.Reader) error, check func(path string) error) (http.Header, int64, error) {
+	tmpName, h, n, err := f.downloadTemp(ctx, url, filepath.Dir(target), filepath.Base(target), hdr, total, fill, check)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := os.Rename(tmpName, target); err != nil {
+		os.Remove(tmpName)
+		return nil, 0, err
+	}
+	return h, n, durable.SyncDir(filepath.Dir(target))
+}
+
+// downloadTemp is download up to the rename: it leaves the checked,
+// synced file under a temporary name in dir (starting ".name.tmp-", name
+// also naming it in progress reports) and returns that name, for a caller
+// that names the target from the file's content. The caller renames or
+// removes it.
+func (f *fetcher) downloadTemp(ctx context.Context, url, dir, name string, hdr http.Header, total int64,
+	fill func(tmp io.Writer, body io.Reader) error, check func(path string) error) (string, http.Header, int64, error) {
 	var h http.Header
 	var n int64
 	var tmpName string
 	err := f.get.Get(ctx, url, hdr, func(res *http.Response) error {
-		tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+		tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 		if err != nil {
 			return err
 		}
@@ -500,7 +560,7 @@ func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Hea
 			if total <= 0 {
 				total = res.ContentLength
 			}
-			body = &progressReader{r: body, name: filepath.Base(target), total: total, report: f.opt.Progress}
+			body = &progressReader{r: body, name: name, total: total, report: f.opt.Progress}
 		}
 		bw := bufio.NewWriterSize(tmp, 256<<10)
 		cw := &countWriter{w: bw}
@@ -528,13 +588,9 @@ func (f *fetcher) download(ctx context.Context, url, target string, hdr http.Hea
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return "", nil, 0, err
 	}
-	if err := os.Rename(tmpName, target); err != nil {
-		os.Remove(tmpName)
-		return nil, 0, err
-	}
-	return h, n, durable.SyncDir(filepath.Dir(target))
+	return tmpName, h, n, nil
 }
 
 // progressReader reports every progressStep bytes read, and at the end.

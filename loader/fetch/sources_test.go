@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -601,5 +602,38 @@ func TestCVE5WholePartChecked(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(opt.Dir, name)); !bytes.Equal(b, body) {
 		t.Error("the bundle is not the part's")
+	}
+}
+
+// TestRunSourceFails: a source other than NVD's feeds that fails (here
+// the EPSS file, a 404) does not keep the others from being
+// fetched, since each keeps its own old copy: the catalog before it and
+// the bundles after it are in place, the state is written, and Run ends
+// with a *SourceError naming the EPSS URL, which vulnd fetch turns into
+// its exit status 3 ("the NVD feeds are current, build on").
+func TestRunSourceFails(t *testing.T) {
+	_, opt, _ := setup(t)
+	s := newSite()
+	s.publish(t, "2026-11-24_all_CVEs_at_midnight.zip.zip", fullBundle(t, "CVE-2026-0001"))
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	opt.EPSSURL, opt.CVE5URL = srv.URL+"/epss/missing.csv.gz", srv.URL+"/cve5/"
+	opt.Attempts = 1
+	res, err := Run(context.Background(), opt)
+	var se *SourceError
+	if !errors.As(err, &se) || len(se.Errs) != 1 || !strings.Contains(err.Error(), opt.EPSSURL) {
+		t.Fatalf("err %v, want a *SourceError naming %s alone", err, opt.EPSSURL)
+	}
+	want := []string{"nvdcve-2.0-2023.json.gz", "nvdcve-2.0-2024.json.gz", "nvdcve-2.0-modified.json.gz", "nvdcve-2.0-recent.json.gz",
+		CWEName, "2026-11-24_all_CVEs_at_midnight.zip.zip"}
+	if diff := cmp.Diff(Result{Fetched: want, Full: true}, res); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// The next run, with the EPSS file back, asks NVD for nothing new
+	// (the full fetch was recorded) and fetches the EPSS file.
+	s.set("/epss/missing.csv.gz", gz([]byte(epssFile("2026-11-24", "0.5"))))
+	res = mustRun(t, opt)
+	if res.Full || !slices.Contains(res.Fetched, "epss_scores-2026-11-24.csv.gz") {
+		t.Errorf("second run: %+v", res)
 	}
 }

@@ -4,8 +4,10 @@
 package loadertest
 
 import (
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,6 +52,35 @@ func Tree(t testing.TB, root string) map[string]string {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// FeedRecords returns the "cve" objects of an NVD CVE API 2.0 feed file
+// (gzip), byte for byte as the feed holds them, in the feed's order: what
+// a test compares with the records vulnd serves as NVD's API.
+func FeedRecords(t testing.TB, path string) []json.RawMessage {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var feed struct {
+		Vulnerabilities []struct {
+			CVE json.RawMessage `json:"cve"`
+		} `json:"vulnerabilities"`
+	}
+	if err := json.NewDecoder(zr).Decode(&feed); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out := make([]json.RawMessage, len(feed.Vulnerabilities))
+	for i, v := range feed.Vulnerabilities {
+		out[i] = v.CVE
 	}
 	return out
 }

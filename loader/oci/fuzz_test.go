@@ -16,8 +16,11 @@ import (
 )
 
 // FuzzFetch: whatever manifest a registry serves, Fetch does not panic,
-// and what it accepts names only a snapshot's files, each once, with
-// sha256 digests, so Download writes nothing else.
+// and what it accepts is either chunked (manifest.json first, then
+// distinct chunks with sha256 digests and sizes within the limit: which
+// file each goes to is manifest.json's to say, checked as Download reads
+// it) or names only a snapshot's files, each once, with sha256 digests,
+// so Download writes nothing else.
 func FuzzFetch(f *testing.F) {
 	store := memory.New()
 	p, err := Publish(context.Background(), store, demo, []string{"latest"})
@@ -50,6 +53,19 @@ func FuzzFetch(f *testing.F) {
 		if err != nil {
 			if len(raw) > 0 && !errors.Is(err, ErrNotSnapshot) {
 				t.Fatalf("a bad manifest's error does not wrap ErrNotSnapshot: %v", err)
+			}
+			return
+		}
+		if a.chunked {
+			if a.layers[0].Annotations[ocispec.AnnotationTitle] != loader.ManifestName || a.layers[0].MediaType != MediaTypeManifest {
+				t.Fatalf("accepted a chunked artifact whose first layer is %+v", a.layers[0])
+			}
+			seen := map[string]bool{}
+			for _, l := range a.layers[1:] {
+				if l.MediaType != MediaTypeChunk || l.Digest.Algorithm() != "sha256" || l.Size < 0 || l.Size > maxChunkBytes || seen[l.Digest.String()] {
+					t.Fatalf("accepted chunk layer %+v", l)
+				}
+				seen[l.Digest.String()] = true
 			}
 			return
 		}

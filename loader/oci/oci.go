@@ -1,19 +1,28 @@
 // Package oci moves vulnd snapshots through an OCI registry, with oras-go:
-// Publish pushes a checked snapshot directory as one artifact (a layer
-// per file) and tags it; Fetch reads an artifact's manifest and checks
+// Publish pushes a snapshot directory, checked by its sums, as one
+// artifact and tags it; Fetch reads an artifact's manifest and checks
 // that it is a vulnd snapshot; Download writes its files into an empty
-// directory, each checked against its digest and size. What a pulled
-// directory is worth is then loader.Load's to say: the snapshot's own
-// checksums and consistency checks run before anything serves it.
+// directory, each blob checked against its digest and size, taking the
+// blobs a snapshot already on the disk holds from there instead of the
+// registry. What a pulled directory is worth is then loader.Load's to say:
+// the snapshot's own checksums and consistency checks run before anything
+// serves it.
 //
-// An artifact is an OCI image manifest (image-spec 1.1) whose
-// artifactType is ArtifactType, with an empty config and one layer per
-// file of the snapshot: its manifest.json (MediaTypeManifest) and each
-// data file (MediaTypeData), named by the layer's
-// org.opencontainers.image.title annotation. Its annotations give the
-// build time (org.opencontainers.image.created), the snapshot id, the
-// format version and the counts. The same snapshot always makes the same
-// artifact, so its digest changes exactly when the snapshot does.
+// An artifact is an OCI image manifest (image-spec 1.1) with an empty
+// config, annotated with the build time (org.opencontainers.image.created),
+// the snapshot id, the format version and the counts. Its layers are the
+// snapshot's manifest.json (MediaTypeManifest, first), then each chunk of
+// its data files (MediaTypeChunk: a zstd frame whose SHA-256 the manifest
+// lists), in the order of the files by name and of their chunks, each
+// distinct chunk once. A new snapshot whose data shares chunks with the
+// last one shares those blobs: a registry already holding them is not sent
+// them again, and a replica already holding them does not download them.
+// The same snapshot always makes the same artifact, so its digest changes
+// exactly when the snapshot does.
+//
+// Artifacts that vulnd published before chunks were blobs
+// (ArtifactTypeFiles: a layer per file, MediaTypeData, named by its
+// org.opencontainers.image.title) are still read.
 package oci
 
 import (
@@ -32,9 +41,16 @@ import (
 
 // The artifact's media types and annotation keys.
 const (
-	ArtifactType      = "application/vnd.vulnd.snapshot.v1"
+	// ArtifactType is what Publish pushes: a blob per chunk.
+	ArtifactType = "application/vnd.vulnd.snapshot.v2"
+	// ArtifactTypeFiles is the layout of a layer per file, which Fetch
+	// and Download still read.
+	ArtifactTypeFiles = "application/vnd.vulnd.snapshot.v1"
 	MediaTypeManifest = "application/vnd.vulnd.snapshot.manifest.v1+json"
-	MediaTypeData     = "application/vnd.vulnd.snapshot.data.v1+zstd"
+	// MediaTypeChunk is a chunk of a data file: one zstd frame.
+	MediaTypeChunk = "application/vnd.vulnd.snapshot.chunk.v1+zstd"
+	// MediaTypeData is a whole data file (ArtifactTypeFiles).
+	MediaTypeData = "application/vnd.vulnd.snapshot.data.v1+zstd"
 
 	AnnotationID      = "dev.vulnd.snapshot.id"
 	AnnotationFormat  = "dev.vulnd.snapshot.format-version"

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,8 +80,10 @@ func TestPublishFetchDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SnapshotID != id || p.Layers != 11 || p.Pushed != 11 {
-		t.Errorf("published %+v, want snapshot %s, 11 layers, 11 pushed", p, id)
+	sm := readManifest(t, demo)
+	chunks := demoChunks(sm)
+	if p.SnapshotID != id || p.Layers != 1+len(chunks) || p.Pushed != p.Layers {
+		t.Errorf("published %+v, want snapshot %s, %d layers (manifest.json and each chunk), all pushed", p, id, 1+len(chunks))
 	}
 	for _, tag := range []string{"2026-11-23", "latest"} {
 		d, err := store.Resolve(ctx, tag)
@@ -102,7 +105,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		"org.opencontainers.image.created":  "2026-11-23T06:00:00Z",
 		"org.opencontainers.image.title":    "vulnd snapshot " + id,
 		"dev.vulnd.snapshot.id":             id,
-		"dev.vulnd.snapshot.format-version": "6",
+		"dev.vulnd.snapshot.format-version": "7",
 		"dev.vulnd.snapshot.built-at":       "2026-11-23 06:00:00Z",
 		"dev.vulnd.snapshot.count.cves":     "2003",
 		"dev.vulnd.snapshot.count.cwes":     "104",
@@ -114,33 +117,24 @@ func TestPublishFetchDownload(t *testing.T) {
 	if diff := cmp.Diff(wantAnn, m.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	if m.ArtifactType != "application/vnd.vulnd.snapshot.v1" || m.Config.MediaType != ocispec.MediaTypeEmptyJSON {
+	if m.ArtifactType != "application/vnd.vulnd.snapshot.v2" || m.Config.MediaType != ocispec.MediaTypeEmptyJSON {
 		t.Errorf("artifactType %q, config %q", m.ArtifactType, m.Config.MediaType)
 	}
-	sm := readManifest(t, demo)
-	var titles []string
-	for i, l := range m.Layers {
-		name := l.Annotations[ocispec.AnnotationTitle]
-		titles = append(titles, name)
-		if i == 0 {
-			continue
-		}
-		var fi loader.FileInfo
-		for _, f := range sm.Files {
-			if f.Name == name {
-				fi = f
-			}
-		}
-		if l.MediaType != MediaTypeData || l.Digest.String() != "sha256:"+fi.SHA256 || l.Size != fi.Size {
-			t.Errorf("layer %s: %s %s %d, want the manifest's sha256 %s and size %d", name, l.MediaType, l.Digest, l.Size, fi.SHA256, fi.Size)
-		}
+	// manifest.json first, then every chunk of the files by name, in
+	// their order: the files' bytes, a blob per chunk.
+	raw0, _ := os.ReadFile(filepath.Join(demo, loader.ManifestName))
+	want := []ocispec.Descriptor{{MediaType: "application/vnd.vulnd.snapshot.manifest.v1+json",
+		Digest: digest.FromBytes(raw0), Size: int64(len(raw0)),
+		Annotations: map[string]string{"org.opencontainers.image.title": "manifest.json"}}}
+	for _, c := range chunks {
+		want = append(want, ocispec.Descriptor{MediaType: "application/vnd.vulnd.snapshot.chunk.v1+zstd",
+			Digest: digest.Digest("sha256:" + c.SHA256), Size: c.Size})
 	}
-	// The demo has EPSS scores: their optional file comes last.
-	wantTitles := []string{"manifest.json", "cves.jsonl.zst", "cwes.jsonl.zst", "details.txt.zst", "ids.jsonl.zst",
-		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst"}
-	if diff := cmp.Diff(wantTitles, titles); diff != "" {
+	if diff := cmp.Diff(want, m.Layers); diff != "" {
 		t.Errorf("layers (-want +got):\n%s", diff)
 	}
+	wantTitles := []string{"manifest.json", "cves.jsonl.zst", "cwes.jsonl.zst", "details.txt.zst", "ids.jsonl.zst",
+		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst"}
 
 	// The same snapshot again: nothing sent, the same artifact.
 	again, err := Publish(ctx, store, demo, []string{"again"})
@@ -169,20 +163,55 @@ func TestPublishFetchDownload(t *testing.T) {
 	if a.Size() != size {
 		t.Errorf("Size %d, want %d", a.Size(), size)
 	}
-	dir := t.TempDir()
-	if err := a.Download(ctx, store, dir); err != nil {
-		t.Fatal(err)
+	// Into an empty disk: every blob fetched; beside the demo: only
+	// manifest.json, every chunk copied from the demo's files.
+	for _, c := range []struct {
+		name, reuse string
+		want        Transfer
+	}{
+		{"nothing on the disk", "", Transfer{Fetched: 1 + len(chunks), FetchedBytes: size}},
+		{"the demo on the disk", demo, Transfer{Fetched: 1, FetchedBytes: int64(len(raw0)), Reused: len(chunks), ReusedBytes: size - int64(len(raw0))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			got, err := a.Download(ctx, store, dir, c.reuse)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("Download moved %+v, want %+v", got, c.want)
+			}
+			for _, name := range wantTitles {
+				want, _ := os.ReadFile(filepath.Join(demo, name))
+				got, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s: downloaded %d bytes (%v), want the demo's %d", name, len(got), err, len(want))
+				}
+			}
+			if _, _, err := loader.Load(dir); err != nil {
+				t.Errorf("the downloaded snapshot does not load: %v", err)
+			}
+		})
 	}
-	for _, name := range wantTitles {
-		want, _ := os.ReadFile(filepath.Join(demo, name))
-		got, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s: downloaded %d bytes (%v), want the demo's %d", name, len(got), err, len(want))
+}
+
+// demoChunks are the chunks of the snapshot manifest m's files, by file
+// name and in their order (none of the demo's chunks is in two places).
+func demoChunks(m loader.Manifest) []loader.Chunk {
+	var names []string
+	for _, fi := range m.Files {
+		names = append(names, fi.Name)
+	}
+	slices.Sort(names)
+	var out []loader.Chunk
+	for _, name := range names {
+		for _, fi := range m.Files {
+			if fi.Name == name {
+				out = append(out, fi.Chunks...)
+			}
 		}
 	}
-	if _, _, err := loader.Load(dir); err != nil {
-		t.Errorf("the downloaded snapshot does not load: %v", err)
-	}
+	return out
 }
 
 // TestPublishRefusesBadSnapshot: a snapshot that would not load is never
@@ -263,11 +292,11 @@ func TestFetchRefusesBadArtifacts(t *testing.T) {
 		want               string
 	}{
 		{"other artifact type", "application/vnd.example.thing", names, "artifact type"},
-		{"a path for a name", ArtifactType, replace(3, "../cves.jsonl.zst"), `named "../cves.jsonl.zst"`},
-		{"an absolute path", ArtifactType, replace(3, "/etc/passwd"), `named "/etc/passwd"`},
-		{"no name", ArtifactType, replace(3, ""), `named ""`},
-		{"a name twice", ArtifactType, replace(3, names[2]), "two layers are named"},
-		{"a file missing", ArtifactType, names[:len(names)-1], fmt.Sprintf("has %d layers, want %d", len(names)-1, len(names))},
+		{"a path for a name", ArtifactTypeFiles, replace(3, "../cves.jsonl.zst"), `named "../cves.jsonl.zst"`},
+		{"an absolute path", ArtifactTypeFiles, replace(3, "/etc/passwd"), `named "/etc/passwd"`},
+		{"no name", ArtifactTypeFiles, replace(3, ""), `named ""`},
+		{"a name twice", ArtifactTypeFiles, replace(3, names[2]), "two layers are named"},
+		{"a file missing", ArtifactTypeFiles, names[:len(names)-1], fmt.Sprintf("has %d layers, want %d", len(names)-1, len(names))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
@@ -325,9 +354,189 @@ func TestDownloadRefusesCorruptLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	sm := readManifest(t, demo)
-	bad := corrupting{store, digest.Digest("sha256:" + sm.Files["cves"].SHA256)}
-	err = a.Download(ctx, bad, t.TempDir())
+	bad := corrupting{store, digest.Digest("sha256:" + sm.Files["cves"].Chunks[0].SHA256)}
+	_, err = a.Download(ctx, bad, t.TempDir(), "")
 	if !errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), "cves.jsonl.zst") {
 		t.Errorf("Download: %v, want ErrNotSnapshot naming cves.jsonl.zst", err)
+	}
+}
+
+// pushFiles pushes the snapshot in dir as vulnd published it before
+// chunks were blobs (ArtifactTypeFiles: a layer per file).
+func pushFiles(t *testing.T, store *memory.Store, dir string) ocispec.Descriptor {
+	t.Helper()
+	sm := readManifest(t, dir)
+	names := []string{loader.ManifestName}
+	for _, fi := range sm.Files {
+		names = append(names, fi.Name)
+	}
+	bodies := make([][]byte, len(names))
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[i] = b
+	}
+	return pushArtifact(t, store, ArtifactTypeFiles, names, bodies)
+}
+
+// copyDir copies the files of src into a new directory.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// sameFiles checks that dir holds each file of the snapshot in want, byte
+// for byte.
+func sameFiles(t *testing.T, dir, want string) {
+	t.Helper()
+	sm := readManifest(t, want)
+	names := []string{loader.ManifestName}
+	for _, fi := range sm.Files {
+		names = append(names, fi.Name)
+	}
+	for _, name := range names {
+		w, _ := os.ReadFile(filepath.Join(want, name))
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, w) {
+			t.Errorf("%s: downloaded %d bytes (%v), want %d", name, len(got), err, len(w))
+		}
+	}
+}
+
+// TestDownloadFilesLayout: an artifact of a layer per file, as vulnd
+// published before chunks were blobs, is still read, and a file the disk
+// holds is copied from there.
+func TestDownloadFilesLayout(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	desc := pushFiles(t, store, demo)
+	a, err := Fetch(ctx, store, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := loader.ID(demo)
+	if a.SnapshotID != id {
+		t.Errorf("snapshot %s, want %s", a.SnapshotID, id)
+	}
+	n := len(readManifest(t, demo).Files) + 1
+	for _, c := range []struct {
+		name, reuse string
+		want        Transfer
+	}{
+		{"nothing on the disk", "", Transfer{Fetched: n, FetchedBytes: a.Size()}},
+		// manifest.json is no data file: fetched.
+		{"the demo on the disk", demo, Transfer{Fetched: 1, Reused: n - 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			got, err := a.Download(ctx, store, dir, c.reuse)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Fetched != c.want.Fetched || got.Reused != c.want.Reused || (c.want.FetchedBytes != 0 && got.FetchedBytes != c.want.FetchedBytes) {
+				t.Errorf("Download moved %+v, want %+v", got, c.want)
+			}
+			sameFiles(t, dir, demo)
+			if _, _, err := loader.Load(dir); err != nil {
+				t.Errorf("the downloaded snapshot does not load: %v", err)
+			}
+		})
+	}
+}
+
+// TestDownloadDamagedDisk: a chunk the snapshot on the disk holds with
+// other bytes than its digest's is fetched from the registry instead, so
+// a damaged disk costs a download, never a wrong byte.
+func TestDownloadDamagedDisk(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	p, err := Publish(ctx, store, demo, []string{"latest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Fetch(ctx, store, p.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := copyDir(t, demo)
+	path := filepath.Join(local, "cves.jsonl.zst")
+	b, _ := os.ReadFile(path)
+	b[100] ^= 1 // in its first (and only) chunk
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	got, err := a.Download(ctx, store, dir, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mraw, _ := os.ReadFile(filepath.Join(demo, loader.ManifestName))
+	if got.Fetched != 2 || got.FetchedBytes != int64(len(mraw)+len(b)) || got.Reused != p.Layers-2 {
+		t.Errorf("Download moved %+v, want manifest.json and cves.jsonl.zst's chunk fetched, %d chunks reused", got, p.Layers-2)
+	}
+	sameFiles(t, dir, demo)
+}
+
+// TestDownloadRefusesChunksNotListed: a chunked artifact whose
+// manifest.json lists a chunk that is no layer, or whose layers hold a
+// chunk manifest.json does not list, is not a snapshot.
+func TestDownloadRefusesChunksNotListed(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	p, err := Publish(ctx, store, demo, []string{"latest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := content.FetchAll(ctx, store, p.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	extra := []byte("not a chunk of the demo")
+	extraDesc := content.NewDescriptorFromBytes(MediaTypeChunk, extra)
+	if err := store.Push(ctx, extraDesc, bytes.NewReader(extra)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		layers []ocispec.Descriptor
+		want   string
+	}{
+		{"a chunk missing", slices.Delete(slices.Clone(m.Layers), 2, 3), "which is no layer of the artifact"},
+		{"a chunk more", append(slices.Clone(m.Layers), extraDesc), "1 of its"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			desc, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, ArtifactType, oras.PackManifestOptions{Layers: c.layers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Fetch(ctx, store, desc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = a.Download(ctx, store, t.TempDir(), "")
+			if !errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Download: %v, want ErrNotSnapshot saying %q", err, c.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"sync"
+)
+
+// pcache keeps the pages of lists one snapshot answered, composed, by
+// request target: a page is assembled from 20 or so bodies that lie
+// anywhere in the index (a copy of each, the filter's work, its Link and
+// X-Total-Count values), and clients that poll ask for the same pages
+// again and again (page 1 of the newest CVEs, a vendor's CVEs). A hit
+// answers with the kept body and header values, shared and never
+// written, so it costs no allocation. Only pages are kept: single items
+// are the snapshot's own bytes already, and errors are cheap. Like
+// zcache, it belongs to one snapshot (its ETag) and starts over empty
+// when full, so its memory is bounded by pcacheMax.
+type pcache struct {
+	tag  string
+	mu   sync.RWMutex
+	m    map[string]*pageEntry
+	size int
+}
+
+// pageEntry is a page as serve writes it.
+type pageEntry struct {
+	body        []byte
+	page, total int
+	// hdrs are the X-Total-Count and Link values.
+	hdrs *[2]string
+}
+
+// pcacheMax bounds the bytes one pcache holds (bodies, targets and
+// header values); 64 MB is some 10,000 pages of 20 CVE summaries.
+const pcacheMax = 64 << 20
+
+func newPcache(tag string) *pcache {
+	return &pcache{tag: tag, m: map[string]*pageEntry{}}
+}
+
+func (p *pcache) get(target string) (*pageEntry, bool) {
+	p.mu.RLock()
+	e, ok := p.m[target]
+	p.mu.RUnlock()
+	return e, ok
+}
+
+// put keeps a copy of res's page under target; false when the cache is
+// full.
+func (p *pcache) put(target string, res *result, hdrs *[2]string) bool {
+	cost := len(res.body) + len(target) + len(hdrs[0]) + len(hdrs[1])
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.size+cost > pcacheMax {
+		return false
+	}
+	if _, ok := p.m[target]; !ok {
+		p.m[target] = &pageEntry{body: bytes.Clone(res.body), page: res.page, total: res.total, hdrs: hdrs}
+		p.size += cost
+	}
+	return true
+}
+
+// pageCacheable tells whether r's answer may come from, and go to, the
+// page cache: a GET or HEAD with a request target to key it by.
+func pageCacheable(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.RequestURI != ""
+}
+
+// cachedPage returns the page kept for r's target in the snapshot tagged
+// tag, if any.
+func (s *Server) cachedPage(r *http.Request, tag string) (*pageEntry, bool) {
+	if !pageCacheable(r) {
+		return nil, false
+	}
+	p := s.pcache.Load()
+	if p == nil || p.tag != tag {
+		return nil, false
+	}
+	return p.get(r.RequestURI)
+}
+
+// keepPage keeps res, a page of the snapshot tagged tag answering r, with
+// its header values.
+func (s *Server) keepPage(r *http.Request, tag string, res *result, hdrs *[2]string) {
+	if !pageCacheable(r) {
+		return
+	}
+	p := s.pcache.Load()
+	if p == nil || p.tag != tag {
+		np := newPcache(tag)
+		if s.pcache.CompareAndSwap(p, np) {
+			p = np
+		} else if p = s.pcache.Load(); p == nil || p.tag != tag {
+			return
+		}
+	}
+	if !p.put(r.RequestURI, res, hdrs) {
+		s.pcache.CompareAndSwap(p, newPcache(tag)) // full: start over
+	}
+}

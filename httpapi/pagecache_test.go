@@ -1,0 +1,108 @@
+package httpapi
+
+import (
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// pageAnswer is what a page answer says: its status, body and the
+// headers a page has.
+type pageAnswer struct {
+	Status                          int
+	Body                            string
+	Total, Link, ETag, ContentType  string
+	ContentLength, SnapshotID, Vary string
+}
+
+func getPage(t *testing.T, srv *httptest.Server, method, target string) pageAnswer {
+	t.Helper()
+	res, body := do(t, srv, method, target, nil)
+	h := res.Header
+	return pageAnswer{res.StatusCode, string(body), h.Get("X-Total-Count"), h.Get("Link"), h.Get("ETag"), h.Get("Content-Type"),
+		h.Get("Content-Length"), h.Get("X-Snapshot-Id"), h.Get("Vary")}
+}
+
+// TestPageCache: a page asked again is answered from the page cache with
+// the same body and headers as when it was composed, for its own target
+// only; after a swap the same target answers from the new snapshot, as
+// a server that never saw the old one does; HEAD, NDJSON exports and
+// errors answer as without a cache.
+func TestPageCache(t *testing.T) {
+	var cur atomic.Pointer[index.Index]
+	cur.Store(handData(t))
+	s := New(cur.Load, Options{})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	targets := []string{"/cve?page=1", "/cve?page=2", "/cve", "/vendors/acme/cve?page=1", "/vendors/acme/cve?page=2",
+		"/cve?cvss=high", "/vendors", "/cwe/CWE-79/cve"}
+	first := map[string]pageAnswer{}
+	for _, target := range targets {
+		first[target] = getPage(t, srv, "GET", target)
+		if first[target].Status != 200 || first[target].Total == "" {
+			t.Fatalf("%s: %+v, want a page", target, first[target])
+		}
+	}
+	if p := s.pcache.Load(); p == nil || len(p.m) != len(targets) {
+		t.Fatalf("the cache holds %v, want the %d pages", p, len(targets))
+	}
+	for _, target := range targets {
+		if diff := cmp.Diff(first[target], getPage(t, srv, "GET", target)); diff != "" {
+			t.Errorf("%s from the cache (-composed +cached):\n%s", target, diff)
+		}
+		head := getPage(t, srv, "HEAD", target)
+		want := first[target]
+		want.Body = ""
+		if diff := cmp.Diff(want, head); diff != "" {
+			t.Errorf("HEAD %s (-want +got):\n%s", target, diff)
+		}
+	}
+	if first["/cve?page=1"].Body == first["/cve?page=2"].Body || first["/cve?page=1"].Link == first["/cve?page=2"].Link {
+		t.Error("pages 1 and 2 answer alike")
+	}
+	// An export and an error are never kept.
+	for _, target := range []string{"/cve?format=ndjson", "/cve?page=0"} {
+		a := getPage(t, srv, "GET", target)
+		if b := getPage(t, srv, "GET", target); a.Body != b.Body || (a.Status == 200) == strings.HasSuffix(target, "=0") {
+			t.Errorf("%s: %+v then %+v", target, a, b)
+		}
+		if _, ok := s.pcache.Load().get(target); ok {
+			t.Errorf("%s was kept", target)
+		}
+	}
+
+	// Another snapshot at the same targets answers as a fresh server.
+	other := otherIndex(t)
+	cur.Store(other)
+	fresh := httptest.NewServer(New(func() *index.Index { return other }, Options{}))
+	defer fresh.Close()
+	for _, target := range targets {
+		got, want := getPage(t, srv, "GET", target), getPage(t, fresh, "GET", target)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s after the swap (-fresh server +swapped):\n%s", target, diff)
+		}
+	}
+}
+
+func TestPcacheBound(t *testing.T) {
+	p := newPcache(`"x"`)
+	big := &result{body: make([]byte, pcacheMax/3), page: 1, total: 1}
+	hdrs := &[2]string{"1", "</cve?page=1>"}
+	for i := 0; i < 2; i++ {
+		if !p.put("/t"+strconv.Itoa(i), big, hdrs) {
+			t.Fatalf("put %d refused", i)
+		}
+	}
+	if p.put("/t9", big, hdrs) {
+		t.Error("a put beyond pcacheMax was taken")
+	}
+	if e, ok := p.get("/t1"); !ok || len(e.body) != len(big.body) || e.hdrs != hdrs {
+		t.Error("a kept page is gone")
+	}
+}

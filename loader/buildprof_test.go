@@ -1,0 +1,95 @@
+package loader
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"testing"
+	"time"
+)
+
+// TestBuildProfile profiles a build of the synthetic data in
+// $VULND_BUILD_PROFILE (bench/synth's output: go run -C bench ./synth -o
+// DIR -cves 100000 -seed 1 -cve5), writing cpu.pprof and heap.pprof
+// (the heap when the records are merged, at the end of the build, and
+// when the most was live: heap-read, heap-writ, heap-peak)
+// into $VULND_BUILD_PROFILE_OUT; VULND_BUILD_PROFILE_NVD=1 leaves out
+// cves.zip. It is skipped without them: it is a tool, not a test.
+func TestBuildProfile(t *testing.T) {
+	dir, out := os.Getenv("VULND_BUILD_PROFILE"), os.Getenv("VULND_BUILD_PROFILE_OUT")
+	if dir == "" || out == "" {
+		t.Skip("VULND_BUILD_PROFILE and VULND_BUILD_PROFILE_OUT not set")
+	}
+	feeds, err := filepath.Glob(filepath.Join(dir, "nvdcve-2.0-*.json.gz"))
+	if err != nil || len(feeds) == 0 {
+		t.Fatalf("no feeds in %s", dir)
+	}
+	if os.Getenv("VULND_BUILD_PROFILE_NVD") == "" {
+		feeds = append(feeds, filepath.Join(dir, "cves.zip"))
+	}
+	f, err := os.Create(filepath.Join(out, "cpu.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	// The heap after the collection that found the most live memory.
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var most uint64
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			metrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > most*21/20 {
+				most = live
+				writeHeapProfile(t, filepath.Join(out, "heap-peak.pprof"), false)
+				t.Logf("live heap %d MB", live>>20)
+			}
+		}
+	}()
+	start := time.Now()
+	_, err = Build(BuildOptions{
+		CWECatalog: filepath.Join(dir, "cwec_synth.xml"),
+		Feeds:      feeds,
+		Out:        filepath.Join(t.TempDir(), "snap"),
+		Time:       time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
+		Stage: func(name string, took time.Duration, detail string) {
+			t.Logf("%s: %v %s", name, took, detail)
+			if name == "read CVE JSON 5 records" || name == "write snapshot" {
+				writeHeapProfile(t, filepath.Join(out, "heap-"+name[:4]+".pprof"), true)
+			}
+		},
+	})
+	pprof.StopCPUProfile()
+	close(stop)
+	<-watched
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("build took %v", time.Since(start))
+}
+
+func writeHeapProfile(t *testing.T, path string, gc bool) {
+	if gc {
+		runtime.GC()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
+}
