@@ -31,6 +31,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,25 +43,70 @@ import (
 	"github.com/vulnd/vulnd/index"
 )
 
-// nvdFactsFromLine is a line of nvdfacts.jsonl.zst as a build writes it:
-// the facts, and where the record came from (absent in a snapshot a
-// vulnd before this one wrote: not known).
+// nvdFactsFromLine is what a build with -previous reads of each of the
+// previous snapshot's NVD records: its facts as stored (see
+// index.NVD.StoredFacts), the block's frame size on a block's first
+// record, and where the record came from (nvdfrom.txt.zst).
 type nvdFactsFromLine struct {
 	nvdFactsLine
 	// From are the inputs (indexes into the manifest's Inputs, ascending)
 	// holding a record of the CVE with the winner's lastModified and
 	// bytes, the winner's own input last; empty when Clash.
-	From []int32 `json:"from,omitempty"`
+	From []int32
 	// Clash: an input holds a record of the CVE with the winner's
 	// lastModified and other bytes.
-	Clash bool `json:"clash,omitempty"`
+	Clash bool
 }
 
 // nvdFrom is where a CVE's winning NVD record came from (see
-// nvdFactsFromLine).
+// nvdFactsFromLine); neither In nor Clash: not known.
 type nvdFrom struct {
 	In    []int32
 	Clash bool
+}
+
+// appendLine appends f's line of nvdfrom.txt.zst: the inputs, in
+// decimal, separated by spaces; "c" for a clash; "-" when not known.
+func (f nvdFrom) appendLine(dst []byte) []byte {
+	switch {
+	case f.Clash:
+		return append(dst, 'c')
+	case len(f.In) == 0:
+		return append(dst, '-')
+	}
+	for k, at := range f.In {
+		if k > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = strconv.AppendInt(dst, int64(at), 10)
+	}
+	return dst
+}
+
+// parseNVDFrom parses a line of nvdfrom.txt.zst (see appendLine) of a
+// snapshot built from inputs inputs: each input a feed (1 to inputs-1,
+// ascending).
+func parseNVDFrom(line []byte, inputs int) (nvdFrom, error) {
+	switch string(line) {
+	case "c":
+		return nvdFrom{Clash: true}, nil
+	case "-":
+		return nvdFrom{}, nil
+	}
+	var f nvdFrom
+	for field := range bytes.SplitSeq(line, []byte{' '}) {
+		at, err := strconv.ParseInt(string(field), 10, 32)
+		switch {
+		case err != nil || len(field) > 1 && field[0] == '0':
+			return nvdFrom{}, fmt.Errorf("bad input %q", field)
+		case at < 1 || at >= int64(inputs):
+			return nvdFrom{}, fmt.Errorf("input %d is not a feed of the %d inputs", at, inputs)
+		case len(f.In) > 0 && int32(at) <= f.In[len(f.In)-1]:
+			return nvdFrom{}, fmt.Errorf("inputs out of order: %q", line)
+		}
+		f.In = append(f.In, int32(at))
+	}
+	return f, nil
 }
 
 // feedWinner follows the records of one CVE as the feeds are read, in
@@ -99,8 +145,13 @@ func (w *feedWinner) offer(mod time.Time, h recHash, at int32) bool {
 	return true
 }
 
-// from is where the winner came from.
+// from is where the winner came from; not known when its lastModified is
+// finer than the millisecond the stored facts keep (NVD's are not), as
+// the next build could not compare it with another record's.
 func (w *feedWinner) from() nvdFrom {
+	if w.modified.Nanosecond()%int(time.Millisecond) != 0 {
+		return nvdFrom{}
+	}
 	if w.clash {
 		return nvdFrom{Clash: true}
 	}
@@ -155,8 +206,8 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	if m.Version < 6 {
 		return nil, fmt.Sprintf("the previous snapshot is of format %d, without NVD's records", m.Version), nil
 	}
-	if m.Version > 6 {
-		return nil, "the previous snapshot does not say which feed each NVD record came from (format 7 does not)", nil
+	if m.Version < 8 {
+		return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which feed each NVD record came from", m.Version), nil
 	}
 	switch extra := len(m.Inputs) - 1 - len(feeds); {
 	case extra == 0, extra == 1 && m.EPSS != nil && m.Inputs[len(m.Inputs)-1].Name == m.EPSS.File:
@@ -421,10 +472,13 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		}
 	}
 
-	// The carried records' CVEs: the previous snapshot's, with what the
-	// record's facts say of it; mapped again from the record (as read
-	// from nvd.zst) where they do not say all. The records going into a
-	// new block are taken as read too.
+	// The carried records' CVEs: the previous snapshot's, with what its
+	// details say of the record (status, KEV entry, the metrics' vectors
+	// and severities); mapped again from the record (as read from
+	// nvd.zst) where they do not say all. Their facts are those the
+	// previous snapshot stores (index.NVD.StoredFacts), which store again
+	// as they were. The records going into a new block are taken as read
+	// too.
 	cves := make([]index.CVE, len(wins))
 	facts := make([]index.NVDFacts, len(wins))
 	raws := make([][]byte, len(wins))
@@ -438,7 +492,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		facts[i] = prev.lines[j].NVDFacts
 		k, ok := prevCVE[wins[i].id]
 		if ok {
-			cves[i], ok = carriedCVE(snap.Data.CVEs[k], &facts[i])
+			cves[i], ok = carriedCVE(snap, k, wins[i].id)
 		}
 		needRaw[j] = !ok || keep[blockOf[i]] < 0
 	}
@@ -592,39 +646,17 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 }
 
 // carriedCVE is the CVE a record maps to, from the previous snapshot's
-// CVE c (its body and metrics) and the record's facts f; false when they
-// do not give all of it: a KEV entry (the facts keep only its date), or
-// metrics other than the facts'.
-func carriedCVE(c index.CVE, f *index.NVDFacts) (index.CVE, bool) {
-	if c.Name != f.ID || f.KEV != "" || c.Affected != nil || c.SSVC != nil || c.EntryKeys != nil {
+// CVE k (its body and metrics) and its details (status, KEV entry, the
+// metrics' vectors and severities); false when they do not give all of
+// it (details that are not the CVE's, or a CVE with a CVE JSON 5
+// record's entries).
+func carriedCVE(prev *Snapshot, k int, id string) (index.CVE, bool) {
+	c := prev.Data.CVEs[k]
+	if c.Name != id || c.Affected != nil || c.SSVC != nil || c.EntryKeys != nil || prev.details == nil || k >= prev.details.Len() {
 		return index.CVE{}, false
 	}
-	c.Status, c.KEV = f.VulnStatus, nil
-	// The record's metrics are v2, v3.1, v3.0 then v4.0 (mapMetrics);
-	// its facts' v2, v3.0 then v3.1, and v4.0.
-	n30 := 0
-	for _, m := range c.Metrics {
-		if m.Version == "3.0" {
-			n30++
-		}
-	}
-	if n30 > len(f.V3) {
+	if !prev.details.SetNVD(k, &c) {
 		return index.CVE{}, false
-	}
-	lists := map[string][]index.NVDMetric{"2.0": f.V2, "3.0": f.V3[:n30], "3.1": f.V3[n30:], "4.0": f.V4}
-	c.Metrics = slices.Clone(c.Metrics)
-	for k := range c.Metrics {
-		m := &c.Metrics[k]
-		l := lists[m.Version]
-		if len(l) == 0 {
-			return index.CVE{}, false
-		}
-		m.Vector, m.Severity, lists[m.Version] = l[0].Vector, l[0].Severity, l[1:]
-	}
-	for _, l := range lists {
-		if len(l) > 0 {
-			return index.CVE{}, false
-		}
 	}
 	return c, true
 }
@@ -680,31 +712,53 @@ type previousNVD struct {
 }
 
 // readPreviousNVD reads the NVD records of the snapshot in dir (manifest
-// m, built from feeds feeds and maybe EPSS): nil and why not when they
-// cannot be carried over.
+// m of format 8 on, built from feeds feeds and maybe EPSS): nil and why
+// not when they cannot be carried over.
 func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
 	dec, err := decoder()
 	if err != nil {
 		return nil, err.Error()
 	}
-	lines, err := decodeRecords[nvdFactsFromLine](dir, m.Files[keyNVDFacts], dec)
+	if fi := m.Files[keyNVDFrom]; fi.Records != m.Files[keyNVDFacts].Records {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %d records for %d NVD records", fileNVDFrom, fi.Records, m.Files[keyNVDFacts].Records)
+	}
+	from := make([]nvdFrom, m.Files[keyNVDFrom].Records)
+	unknown := 0
+	if err := eachRecord(dir, m.Files[keyNVDFrom], dec, func(n int, line []byte) error {
+		f, err := parseNVDFrom(line, 1+feeds)
+		from[n] = f
+		return err
+	}); err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFrom, err)
+	}
+	for _, f := range from {
+		if f.In == nil && !f.Clash {
+			unknown++
+		}
+	}
+	if unknown > 0 {
+		return nil, fmt.Sprintf("the previous snapshot does not say which feed %s came from", plural(unknown, "NVD record", "NVD records"))
+	}
+	wrap := func(key string, err error) error { return fmt.Errorf("%s: %w", m.Files[key].Name, err) }
+	l, err := parseNVDFacts(dir, m, dec, wrap)
+	if err != nil {
+		return nil, "the previous snapshot's " + err.Error()
+	}
+	p := &previousNVD{dec: dec}
+	if p.data, err = readChecked(dir, m.Files[keyNVD]); err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVD, err)
+	}
+	n, err := l.NVD(p.data)
 	if err != nil {
 		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, err)
 	}
-	known := len(lines) == 0
+	lines := make([]nvdFactsFromLine, n.Len())
 	for i := range lines {
 		l := &lines[i]
-		known = known || len(l.From) > 0 || l.Clash
-		for _, at := range l.From {
-			if at < 1 || int(at) > feeds {
-				return nil, fmt.Sprintf("the previous snapshot's record of %s came from input %d, not a feed", l.ID, at)
-			}
-		}
+		l.NVDFacts, l.Frame = n.StoredFacts(i)
+		l.From, l.Clash = from[i].In, from[i].Clash
 	}
-	if !known {
-		return nil, "the previous snapshot does not say which feed each NVD record came from (an older vulnd built it)"
-	}
-	p := &previousNVD{lines: lines, dec: dec, blockAt: make([]int, len(lines)), startOf: make([]int, len(lines))}
+	p.lines, p.blockAt, p.startOf = lines, make([]int, len(lines)), make([]int, len(lines))
 	var off int64
 	for i := range lines {
 		if lines[i].Frame > 0 {
@@ -718,12 +772,6 @@ func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
 	}
 	p.blocks = append(p.blocks, off)
 	p.firsts = append(p.firsts, len(lines))
-	if p.data, err = readChecked(dir, m.Files[keyNVD]); err != nil {
-		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVD, err)
-	}
-	if int64(len(p.data)) != off {
-		return nil, fmt.Sprintf("the previous snapshot's %s: %d bytes, its facts give %d", fileNVD, len(p.data), off)
-	}
 	return p, ""
 }
 

@@ -283,3 +283,62 @@ func TestIncrementalFallbacks(t *testing.T) {
 func smallCatalog(t *testing.T, dir string) string {
 	return writeAs(t, []byte(cweCatalogXML(`<Weaknesses/><Categories></Categories><Views/>`)), dir, "cwec_small.xml")
 }
+
+// TestNVDFromLines: a build of format 8 says in nvdfrom.txt.zst, a line
+// per NVD record in nvd.zst's order, which inputs hold the winning
+// record byte for byte ("1 3"), "c" when another input holds another
+// record of the same lastModified, "-" when not known (a lastModified
+// finer than the millisecond, which the stored facts do not keep);
+// Validate refuses a line that names no feed, which Load never reads.
+func TestNVDFromLines(t *testing.T) {
+	dir := t.TempDir()
+	cwe, _ := smallInputs(t, dir)
+	x := record("CVE-2024-0001", "2024-02-01T00:00:00.000", "x")
+	a := mustWrite(t, filepath.Join(dir, "a.json"), feed(x, record("CVE-2024-0002", "2024-02-01T00:00:00.000", "y"),
+		record("CVE-2024-0004", "2024-02-01T00:00:00.000", "w old")))
+	b := mustWrite(t, filepath.Join(dir, "b.json"), feed(record("CVE-2024-0003", "2024-02-01T00:00:00.000", "z"), x,
+		record("CVE-2024-0005", "2024-02-01T00:00:00.000123", "sub-millisecond")))
+	c := mustWrite(t, filepath.Join(dir, "c.json"), feed(record("CVE-2024-0002", "2024-02-01T00:00:00.000", "y other"),
+		record("CVE-2024-0004", "2024-03-01T00:00:00.000", "w new")))
+	out := filepath.Join(dir, "snap")
+	m, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{a, b, c}, Out: out, Time: buildTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != 8 || m.Files[keyNVDFrom].Name != "nvdfrom.txt.zst" || m.Files[keyNVDFrom].Records != 5 {
+		t.Fatalf("version %d, %+v", m.Version, m.Files[keyNVDFrom])
+	}
+	dec, err := decoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, fileNVDFrom))
+	text, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// nvd.zst's order: published (all the same), then the CVE's number.
+	if want := "1 2\nc\n2\n3\n-\n"; string(text) != want {
+		t.Errorf("%s:\n%s\nwant\n%s", fileNVDFrom, text, want)
+	}
+	if _, err := Validate(out); err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte("1 2\nc\n0\n3\n-\n")
+	setChunks(t, out, keyNVDFrom, [][]byte{zstdFrame(t, bad)}, []int64{int64(len(bad))}, []int{5})
+	if _, err := Validate(out); err == nil || !strings.Contains(err.Error(), fileNVDFrom+": chunk 1: record 3: input 0 is not a feed of the 4 inputs") {
+		t.Errorf("Validate of a line naming the CWE catalog: %v", err)
+	}
+	if _, _, err := Load(out); err != nil {
+		t.Errorf("Load reads %s: %v", fileNVDFrom, err)
+	}
+	// A snapshot that does not say where some record came from is
+	// carried over by no build: it reads every feed and says why.
+	bad = []byte("1 2\nc\n2\n3\n-\n")
+	setChunks(t, out, keyNVDFrom, [][]byte{zstdFrame(t, bad)}, []int64{int64(len(bad))}, []int{5})
+	c2 := mustWrite(t, filepath.Join(dir, "c2", "c.json"), feed(record("CVE-2024-0004", "2024-04-01T00:00:00.000", "w newer")))
+	log := buildLogged(t, BuildOptions{CWECatalog: cwe, Feeds: []string{a, b, c2}, Out: filepath.Join(dir, "next"), Previous: out, Time: buildTime.Add(time.Hour)})
+	if !slices.Contains(log, "full build: not incremental: the previous snapshot does not say which feed 1 NVD record came from") {
+		t.Errorf("log: %q", log)
+	}
+}
