@@ -289,7 +289,8 @@ func smallCatalog(t *testing.T, dir string) string {
 // record byte for byte ("1 3"), "c" when another input holds another
 // record of the same lastModified, "-" when not known (a lastModified
 // finer than the millisecond, which the stored facts do not keep);
-// Validate refuses a line that names no feed, which Load never reads.
+// Validate refuses a line that names no feed, which Load never reads
+// (it checks the file's sums).
 func TestNVDFromLines(t *testing.T) {
 	dir := t.TempDir()
 	cwe, _ := smallInputs(t, dir)
@@ -331,6 +332,17 @@ func TestNVDFromLines(t *testing.T) {
 	}
 	if _, _, err := Load(out); err != nil {
 		t.Errorf("Load reads %s: %v", fileNVDFrom, err)
+	}
+	// Load checks its sums, as those of the other files it does not read.
+	flipped := filepath.Join(dir, "flipped")
+	if err := os.CopyFS(flipped, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = os.ReadFile(filepath.Join(flipped, fileNVDFrom))
+	raw[len(raw)/2] ^= 1
+	os.WriteFile(filepath.Join(flipped, fileNVDFrom), raw, 0o644)
+	if _, _, err := Load(flipped); err == nil || !strings.Contains(err.Error(), fileNVDFrom+": chunk 1: sha256") {
+		t.Errorf("Load of a flipped byte in %s: %v", fileNVDFrom, err)
 	}
 	// A snapshot that does not say where some record came from is
 	// carried over by no build: it reads every feed and says why.
