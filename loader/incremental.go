@@ -10,13 +10,19 @@ package loader
 // A CVE's record is the winner over all feeds (the later lastModified,
 // then the later input). What an unchanged feed still supplies when
 // another changed is known from where each winner came from, which every
-// build stores beside the record's facts (nvdfacts.jsonl.zst's "from"):
-// the inputs holding a record of the CVE with the winner's lastModified
-// and bytes, or "clash" when an input holds one with that lastModified
-// and other bytes. The unchanged feeds among "from" hold the winner as it
-// was; when none does (the CVE was last in the old modified feed and
-// nowhere else as such), the unchanged feeds' record of it is not known,
-// and the build reads every feed.
+// build of format 8 stores beside the records (nvdfrom.txt.zst, a line
+// per record): the inputs holding a record of the CVE with the winner's
+// lastModified and bytes, or "c" (a clash) when an input holds one with
+// that lastModified and other bytes. The unchanged feeds among them hold
+// the winner as it was; when none does (the CVE was last in the old
+// modified feed and nowhere else as such), the unchanged feeds' record
+// of it is not known, and the build reads every feed.
+//
+// A carried record's facts are those the previous snapshot stores
+// (nvdfacts.txt.zst: index.NVD.StoredFacts), which store again as they
+// were; its CVE is the previous snapshot's (body and metrics) with what
+// the details keep apart from them (status, KEV entry, the metrics'
+// vectors and severities: index.Details.SetNVD).
 
 import (
 	"bytes"

@@ -46,8 +46,8 @@ import (
 // Version 8 adds nvdfrom.txt.zst: which inputs held each NVD record (its
 // provenance, see incremental.go), which only a build with -previous
 // reads, to carry the records of the feeds that did not change; a load
-// never reads it, and a version 7 snapshot loads as before (a build with
-// it as -previous reads every feed).
+// only checks its sums, and a version 7 snapshot loads as before (a build
+// with it as -previous reads every feed).
 const FormatVersion = 8
 
 // servedVersion is the oldest format serve and validate still read: a
