@@ -63,6 +63,11 @@ type BuildOptions struct {
 	// caller may not have meant: replacing, without Previous, a snapshot
 	// that has reports (the new one starts its history over).
 	Warn func(line string)
+	// Full makes a build with Previous read every input, as one without
+	// does, even when it could read only the feeds that changed since
+	// Previous was built (see readFeedsIncremental): the result is the
+	// same, byte for byte.
+	Full bool
 	// Aliases, if set, is the alias file that maps the vendor and product
 	// names of CVE JSON 5 affected entries onto NVD's CPE names (see
 	// ParseAliases), replacing the default one (loader/aliases.txt).
@@ -113,11 +118,6 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	cves, nvdRecs, feedInfo, err := readFeeds(feeds)
-	if err != nil {
-		return Manifest{}, err
-	}
-	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
 	// NVD's records are packed as the snapshot stores them now, while
 	// little else is held, rather than when it is written.
 	enc, err := newSnapshotEncoder()
@@ -125,12 +125,42 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer enc.Close()
-	nvd, err := nvdRecs.pack(enc)
+	var (
+		cves     []index.CVE
+		nvd      *nvdPacked
+		feedInfo []FileInfo
+	)
+	inc, why, err := readFeedsIncremental(opt, feeds, records, enc, stage)
 	if err != nil {
-		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		return Manifest{}, err
 	}
-	nvdRecs = nil
-	stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd)>>20)+" MiB")
+	var prev *Snapshot // read already
+	if inc != nil && inc.fallback {
+		prev, inc = inc.prev, nil
+	}
+	if inc != nil {
+		cves, nvd, feedInfo, prev = inc.cves, inc.nvd, inc.infos, inc.prev
+		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
+			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
+				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
+		inc = nil // prev is let go before writing
+	} else {
+		if why != "" {
+			stage("full build", "not incremental: "+why)
+		}
+		var nvdRecs *nvdRecords
+		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds))
+		if err != nil {
+			return Manifest{}, err
+		}
+		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
+		nvd, err = nvdRecs.pack(enc)
+		if err != nil {
+			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		}
+		nvdRecs = nil
+		stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd)>>20)+" MiB")
+	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
@@ -170,13 +200,14 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	ids := newIDTables()
 	var reports []index.Report
-	var prev *Snapshot
 	if opt.Previous != "" {
-		if prev, err = Read(opt.Previous); err != nil {
-			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+		if prev == nil {
+			if prev, err = Read(opt.Previous); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+			}
+			stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(prev.Data.Reports), "report", "reports"))
 		}
 		ids, reports = prev.ids, prev.Data.Reports
-		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
@@ -379,6 +410,19 @@ func inputsInOrder(paths, feeds []string, feedInfo []FileInfo, records []string,
 	return out
 }
 
+// feedPositions is the place of each feed among a build's inputs, as in
+// the manifest's Inputs (the CWE catalog first, then paths in order; see
+// inputsInOrder): feeds are those of paths, in their order.
+func feedPositions(paths, feeds []string) []int {
+	out := make([]int, 0, len(feeds))
+	for i, p := range paths {
+		if len(out) < len(feeds) && feeds[len(out)] == p {
+			out = append(out, 1+i)
+		}
+	}
+	return out
+}
+
 // keep is KeepReports with its default.
 func keep(n int) int {
 	if n <= 0 {
@@ -439,23 +483,41 @@ func ReadFeeds(paths []string) ([]index.CVE, error) {
 }
 
 // readFeeds is ReadFeeds, also returning the winning records as read,
-// with their facts (in the same order), and each file's size and
-// SHA-256. A record as read is kept compressed from the moment it wins.
+// with their facts and where they came from (in the same order), and each
+// file's size and SHA-256. A record as read is kept compressed from the
+// moment it wins. The records' inputs are numbered as a manifest's: the
+// i-th path is input i+1 (see readFeedsAt).
 func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+	return readFeedsAt(paths, nil)
+}
+
+// readFeedsAt is readFeeds with the place of each path among the build's
+// inputs (the index of its FileInfo in the manifest's Inputs; nil: the
+// i-th path is input i+1), which the records' provenance names.
+func readFeedsAt(paths []string, pos []int) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 	store, err := newNVDStore()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer store.close()
-	byID := map[string]*feedRecord{}
+	byID := map[string]*feedWinner{}
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
+		at := int32(i + 1)
+		if pos != nil {
+			at = int32(pos[i])
+		}
 		fi, err := readFeed(p, func(fr *feedRecord) error {
-			if old, ok := byID[fr.cve.Name]; ok && old.modified.After(fr.modified) {
+			w := byID[fr.cve.Name]
+			if w == nil {
+				w = &feedWinner{}
+				byID[fr.cve.Name] = w
+			}
+			if !w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
 				return nil
 			}
 			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
-			byID[fr.cve.Name] = fr
+			w.rec = fr
 			return nil
 		})
 		if err != nil {
@@ -469,10 +531,10 @@ func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 	}
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
-	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([][]byte, len(ids))}
+	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([][]byte, len(ids)), from: make([]nvdFrom, len(ids))}
 	for i, id := range ids {
-		fr := byID[id]
-		out[i], nvd.facts[i], nvd.z[i] = fr.cve, fr.nvd.Facts, fr.z
+		w := byID[id]
+		out[i], nvd.facts[i], nvd.z[i], nvd.from[i] = w.rec.cve, w.rec.nvd.Facts, w.rec.z, w.from()
 	}
 	return out, nvd, infos, nil
 }
@@ -480,12 +542,18 @@ func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 // readFeed decodes the feed file at path, passing each record to emit,
 // and returns the file's size and SHA-256.
 func readFeed(path string, emit func(*feedRecord) error) (FileInfo, error) {
+	return readFeedKnown(path, nil, emit)
+}
+
+// readFeedKnown is readFeed passing each record as read to known first
+// (see decodeFeedKnown).
+func readFeedKnown(path string, known func(raw []byte) bool, emit func(*feedRecord) error) (FileInfo, error) {
 	rc, err := openInput(path)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	defer rc.Close()
-	if err := decodeFeed(rc, path, emit); err != nil {
+	if err := decodeFeedKnown(rc, path, known, emit); err != nil {
 		return FileInfo{}, err
 	}
 	return rc.Sum()

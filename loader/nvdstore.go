@@ -51,22 +51,52 @@ func (s *nvdStore) add(raw []byte) []byte {
 func (s *nvdStore) close() { s.enc.Close() }
 
 // nvdRecords are the winning records of a build's feeds: each one's
-// facts and its record as read, compressed alone (see nvdStore).
+// facts, its record as read, compressed alone (see nvdStore), and where
+// it came from.
 type nvdRecords struct {
 	facts []index.NVDFacts
 	z     [][]byte
+	from  []nvdFrom
 }
 
 // pack orders the records as served and compresses them in blocks with
 // enc (see index.PackNVD), decompressing each as its block is made.
-func (n *nvdRecords) pack(enc *zstd.Encoder) (*index.PackedNVD, error) {
+func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
 	dec, err := decoder()
 	if err != nil {
 		return nil, err
 	}
-	return index.PackNVDFrom(n.facts, func(i int, dst []byte) ([]byte, error) {
+	p, err := index.PackNVDFrom(n.facts, func(i int, dst []byte) ([]byte, error) {
 		return dec.DecodeAll(n.z[i], dst)
 	}, enc)
+	if err != nil {
+		return nil, err
+	}
+	return withFrom(p, n.facts, n.from), nil
+}
+
+// nvdPacked are NVD's records packed, with where each came from (nil:
+// not known), in the order of Facts.
+type nvdPacked struct {
+	*index.PackedNVD
+	from []nvdFrom
+}
+
+// withFrom puts from, given in the order of facts, beside p's records,
+// which hold the same records in another order.
+func withFrom(p *index.PackedNVD, facts []index.NVDFacts, from []nvdFrom) *nvdPacked {
+	if from == nil {
+		return &nvdPacked{PackedNVD: p}
+	}
+	at := make(map[string]int, len(facts))
+	for i := range facts {
+		at[facts[i].ID] = i
+	}
+	out := &nvdPacked{PackedNVD: p, from: make([]nvdFrom, len(p.Facts))}
+	for i := range p.Facts {
+		out.from[i] = from[at[p.Facts[i].ID]]
+	}
+	return out
 }
 
 // newSnapshotEncoder is the zstd encoder of a snapshot's data files.
@@ -75,7 +105,7 @@ func newSnapshotEncoder() (*zstd.Encoder, error) {
 }
 
 // nvdSize is the compressed size of the packed records in bytes.
-func nvdSize(p *index.PackedNVD) int {
+func nvdSize(p *nvdPacked) int {
 	n := 0
 	for _, b := range p.Blocks {
 		n += b.Size

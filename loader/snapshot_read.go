@@ -17,7 +17,7 @@ import (
 
 // Load reads the snapshot in dir and builds its index: the CVE bodies are
 // decoded in parallel into one buffer and served from it; the files
-// serving does not need (metrics, ids) are checked against their sums
+// serving does not need (metrics, ids, nvdfrom) are checked against their sums
 // only. Any problem is an error naming the file; nothing partial is
 // returned.
 func Load(dir string) (*index.Index, Manifest, error) {
@@ -60,7 +60,10 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	for _, key := range []string{keyMetrics, keyIDs} {
+	for _, key := range []string{keyMetrics, keyIDs, keyNVDFrom} {
+		if key == keyNVDFrom && m.Version < 8 {
+			continue
+		}
 		if err := verifyFile(dir, m.Files[key]); err != nil {
 			return nil, Manifest{}, wrap(key, err)
 		}

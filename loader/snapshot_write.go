@@ -67,7 +67,7 @@ func tablesFromData(d *index.Data) *idTables {
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, before the bodies are encoded and the index built: a build's
 // CVEs, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *index.PackedNVD, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -174,9 +174,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		m.Files[f.key] = fi
 	}
 	if nvd == nil {
-		if nvd, err = index.PackNVD(d.NVD, enc); err != nil {
+		p, err := index.PackNVD(d.NVD, enc)
+		if err != nil {
 			return m, fmt.Errorf("loader: build %s: %w", dir, err)
 		}
+		nvd = &nvdPacked{PackedNVD: p}
 	}
 	if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -249,6 +250,12 @@ func TestPublishRefusesBadSnapshot(t *testing.T) {
 // artifactType, tagged "bad".
 func pushArtifact(t *testing.T, store *memory.Store, artifactType string, names []string, bodies [][]byte) ocispec.Descriptor {
 	t.Helper()
+	return pushAnnotated(t, store, artifactType, names, bodies, nil)
+}
+
+// pushAnnotated is pushArtifact with the manifest's annotations.
+func pushAnnotated(t *testing.T, store *memory.Store, artifactType string, names []string, bodies [][]byte, annotations map[string]string) ocispec.Descriptor {
+	t.Helper()
 	ctx := context.Background()
 	var layers []ocispec.Descriptor
 	for i, name := range names {
@@ -265,7 +272,7 @@ func pushArtifact(t *testing.T, store *memory.Store, artifactType string, names 
 		}
 		layers = append(layers, d)
 	}
-	desc, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, artifactType, oras.PackManifestOptions{Layers: layers})
+	desc, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, artifactType, oras.PackManifestOptions{Layers: layers, ManifestAnnotations: annotations})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +385,8 @@ func pushFiles(t *testing.T, store *memory.Store, dir string) ocispec.Descriptor
 		}
 		bodies[i] = b
 	}
-	return pushArtifact(t, store, ArtifactTypeFiles, names, bodies)
+	// Its format version, as publish annotated it: the files it holds.
+	return pushAnnotated(t, store, ArtifactTypeFiles, names, bodies, map[string]string{AnnotationFormat: strconv.Itoa(sm.Version)})
 }
 
 // copyDir copies the files of src into a new directory.
