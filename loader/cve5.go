@@ -136,15 +136,37 @@ func mergeCVE5(cves []index.CVE, recs []*CVE5Record) (out []index.CVE, only int)
 // its SSVC decision and its dates, which are all mergeCVE5, the
 // manifest's dates and the refresh guard read of it. The rest of a
 // record (description, references, metrics) is most of its memory.
-func keptOfCVE5(cves []index.CVE) func(*CVE5Record) *CVE5Record {
-	return func(r *CVE5Record) *CVE5Record {
-		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= r.ID })
-		if i == len(cves) || cves[i].Name != r.ID {
-			return r
-		}
-		return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
-			Affected: r.Affected, SSVC: r.SSVC}
+//
+// A record of a CVE of NVD is decoded only in that part (see
+// decodeCVE5Part): its descriptions and references, most of its bytes,
+// are skipped unread rather than decoded and mapped to be dropped.
+func keptOfCVE5(cves []index.CVE) *cve5Keep {
+	return &cve5Keep{partOf: func(id string) bool {
+		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= id })
+		return i < len(cves) && cves[i].Name == id
+	}}
+}
+
+// cve5Keep is what a build keeps of each record (see keptOfCVE5); a nil
+// *cve5Keep keeps all of every record. Safe for concurrent use.
+type cve5Keep struct {
+	// partOf reports whether only part of the record of the CVE id is
+	// kept (a CVE of NVD).
+	partOf func(id string) bool
+}
+
+// keep returns what is kept of r.
+func (k *cve5Keep) keep(r *CVE5Record) *CVE5Record {
+	if k == nil || !k.partOf(r.ID) {
+		return r
 	}
+	return keptPart(r)
+}
+
+// keptPart is the part kept of the record r of a CVE of NVD.
+func keptPart(r *CVE5Record) *CVE5Record {
+	return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
+		Affected: r.Affected, SSVC: r.SSVC}
 }
 
 // MergeCVE5 adds rec to byID, where two records of one CVE meet: the later
@@ -194,6 +216,38 @@ type cve5Container struct {
 		URL  string   `json:"url"`
 		Tags []string `json:"tags"`
 	} `json:"references"`
+	Metrics  []cve5Metric   `json:"metrics"`
+	Affected []cve5Affected `json:"affected"`
+}
+
+// cve5PartRaw is a CVE JSON 5 record holding only the fields a build
+// keeps or checks of the record of a CVE of NVD (see keptOfCVE5): those of
+// cve5Raw but the containers' descriptions, rejected reasons and
+// references, which are skipped unread.
+type cve5PartRaw struct {
+	DataType string `json:"dataType"`
+	Metadata struct {
+		ID                string `json:"cveId"`
+		State             string `json:"state"`
+		AssignerShortName string `json:"assignerShortName"`
+		DatePublished     string `json:"datePublished"`
+		DateUpdated       string `json:"dateUpdated"`
+	} `json:"cveMetadata"`
+	Containers struct {
+		CNA *cve5PartContainer  `json:"cna"`
+		ADP []cve5PartContainer `json:"adp"`
+	} `json:"containers"`
+}
+
+type cve5PartContainer struct {
+	ProviderMetadata struct {
+		ShortName string `json:"shortName"`
+	} `json:"providerMetadata"`
+	ProblemTypes []struct {
+		Descriptions []struct {
+			CWEID string `json:"cweId"`
+		} `json:"descriptions"`
+	} `json:"problemTypes"`
 	Metrics  []cve5Metric   `json:"metrics"`
 	Affected []cve5Affected `json:"affected"`
 }
@@ -275,31 +329,9 @@ func decodeCVE5(raw []byte) (*CVE5Record, error) {
 // mapCVE5 turns a decoded record into a CVE5Record, following the API
 // decisions.
 func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
-	m := &r.Metadata
-	if m.ID == "" {
-		return nil, errors.New("no cveMetadata.cveId")
-	}
-	if !cveIDPattern.MatchString(m.ID) {
-		return nil, fmt.Errorf("malformed cveId %q", m.ID)
-	}
-	if m.State != cve5Published && m.State != cve5Rejected {
-		return nil, fmt.Errorf("state %q, want PUBLISHED or REJECTED", m.State)
-	}
-	out := &CVE5Record{ID: m.ID, State: m.State, Assigner: m.AssignerShortName}
-	if m.DatePublished != "" {
-		t, err := parseNVDTime(m.DatePublished)
-		if err != nil {
-			return nil, fmt.Errorf("datePublished: %w", err)
-		}
-		out.Published, out.Modified = formatTime(t), t
-	}
-	out.Updated = out.Published
-	if m.DateUpdated != "" {
-		t, err := parseNVDTime(m.DateUpdated)
-		if err != nil {
-			return nil, fmt.Errorf("dateUpdated: %w", err)
-		}
-		out.Updated, out.Modified = formatTime(t), t
+	out, err := mapCVE5Metadata(r.Metadata.ID, r.Metadata.State, r.Metadata.AssignerShortName, r.Metadata.DatePublished, r.Metadata.DateUpdated)
+	if err != nil {
+		return nil, err
 	}
 	cna := r.Containers.CNA
 	if cna == nil {
@@ -310,7 +342,6 @@ func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
 	}
 	out.Description = summaryOf(cna.Descriptions)
 	out.RejectedReason = summaryOf(cna.RejectedReasons)
-	var err error
 	if out.CWEs, err = cve5CWEs(cna); err != nil {
 		return nil, err
 	}
@@ -362,6 +393,110 @@ func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
 		}
 	}
 	return out, nil
+}
+
+// mapCVE5Metadata checks a record's cveMetadata and maps its id, state,
+// assigner and dates.
+func mapCVE5Metadata(id, state, assigner, published, updated string) (*CVE5Record, error) {
+	if id == "" {
+		return nil, errors.New("no cveMetadata.cveId")
+	}
+	if !cveIDPattern.MatchString(id) {
+		return nil, fmt.Errorf("malformed cveId %q", id)
+	}
+	if state != cve5Published && state != cve5Rejected {
+		return nil, fmt.Errorf("state %q, want PUBLISHED or REJECTED", state)
+	}
+	out := &CVE5Record{ID: id, State: state, Assigner: assigner}
+	if published != "" {
+		t, err := parseCVE5Time(published)
+		if err != nil {
+			return nil, fmt.Errorf("datePublished: %w", err)
+		}
+		out.Published, out.Modified = formatTime(t), t
+	}
+	out.Updated = out.Published
+	if updated != "" {
+		t, err := parseCVE5Time(updated)
+		if err != nil {
+			return nil, fmt.Errorf("dateUpdated: %w", err)
+		}
+		out.Updated, out.Modified = formatTime(t), t
+	}
+	return out, nil
+}
+
+// parseCVE5Time is parseNVDTime, quicker for the RFC 3339 times in UTC
+// that records carry ("2024-06-07T10:15:12.293Z"): parseNVDTime tries
+// NVD's layout, without a zone, first, which such a time never matches
+// (its "Z" is text after it), for an error that costs more than the
+// parse.
+func parseCVE5Time(s string) (time.Time, error) {
+	if strings.HasSuffix(s, "Z") {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return parseNVDTime(s)
+}
+
+// decodeCVE5Part decodes buf, a JSON object and white space, into the
+// part that k keeps of a record (see keptOfCVE5): nil when it is not a
+// valid record, or when k keeps all of it (then it is decoded whole).
+// Whatever mapCVE5 checks of a record it checks of this part; of the
+// fields it skips (the containers' descriptions, rejected reasons and
+// references), it checks only that they are JSON.
+func decodeCVE5Part(buf []byte, k *cve5Keep) *CVE5Record {
+	var raw cve5PartRaw
+	if json.Unmarshal(buf, &raw) != nil || raw.DataType != "CVE_RECORD" || !k.partOf(raw.Metadata.ID) {
+		return nil
+	}
+	m := &raw.Metadata
+	out, err := mapCVE5Metadata(m.ID, m.State, m.AssignerShortName, m.DatePublished, m.DateUpdated)
+	if err != nil {
+		return nil
+	}
+	cna := raw.Containers.CNA
+	if cna == nil {
+		return nil
+	}
+	assigner := out.Assigner
+	if s := cna.ProviderMetadata.ShortName; s != "" {
+		assigner = s
+	}
+	if _, err := cve5CWEs(&cve5Container{ProblemTypes: cna.ProblemTypes}); err != nil {
+		return nil
+	}
+	// The metrics are only checked: mapMetrics fails on what mapCVE5
+	// would.
+	cnaMetrics := cve5NVDMetrics(cna.Metrics, assigner)
+	var adpMetrics nvdMetrics
+	for i := range raw.Containers.ADP {
+		adp := &raw.Containers.ADP[i]
+		ms := cve5NVDMetrics(adp.Metrics, adp.ProviderMetadata.ShortName)
+		adpMetrics.V2, adpMetrics.V30 = append(adpMetrics.V2, ms.V2...), append(adpMetrics.V30, ms.V30...)
+		adpMetrics.V31, adpMetrics.V40 = append(adpMetrics.V31, ms.V31...), append(adpMetrics.V40, ms.V40...)
+	}
+	if _, _, err := mapMetrics(&cnaMetrics); err != nil {
+		return nil
+	}
+	if _, _, err := mapMetrics(&adpMetrics); err != nil {
+		return nil
+	}
+	if out.Affected, err = appendCVE5Affected(nil, "cna", cna.Affected); err != nil {
+		return nil
+	}
+	for i := range raw.Containers.ADP {
+		adp := &raw.Containers.ADP[i]
+		if out.Affected, err = appendCVE5Affected(out.Affected, "adp:"+adp.ProviderMetadata.ShortName, adp.Affected); err != nil {
+			return nil
+		}
+		if out.SSVC == nil {
+			out.SSVC = cve5SSVC(adp.Metrics)
+		}
+	}
+	out.Assigner = "" // not kept: see keptPart
+	return out
 }
 
 // cve5CWEs returns the distinct CWE-<n> of the container's problemTypes

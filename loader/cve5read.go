@@ -172,11 +172,9 @@ func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
 }
 
 // readCVE5Files is ReadCVE5Files keeping, of each record as soon as it
-// is decoded, only what keep returns of it (nil keep: all of it), which
-// must have the record's ID and Modified. keep is called on several
-// goroutines at once. The strings that the records' affected entries
+// is decoded, only what keep keeps of it (nil keep: all of it). The strings that the records' affected entries
 // repeat (vendors, products, versions, statuses, sources) are held once.
-func readCVE5Files(paths []string, keep func(*CVE5Record) *CVE5Record) ([]*CVE5Record, []FileInfo, error) {
+func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, error) {
 	byID := map[string]*CVE5Record{}
 	infos := make([]FileInfo, len(paths))
 	strs := newInterner()
@@ -202,8 +200,8 @@ func readCVE5Files(paths []string, keep func(*CVE5Record) *CVE5Record) ([]*CVE5R
 // readCVE5File is ReadCVE5, also returning the file's size and SHA-256,
 // hashed in the pass that decodes it (or afterwards, for a zip archive,
 // which is read at random and so never a pipe). emit is given only what
-// keep returns of each record (nil keep: all of it).
-func readCVE5File(path string, keep func(*CVE5Record) *CVE5Record, emit func(*CVE5Record) error) (FileInfo, error) {
+// keep keeps of each record (nil keep: all of it).
+func readCVE5File(path string, keep *cve5Keep, emit func(*CVE5Record) error) (FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("loader: %w", err)
@@ -222,11 +220,7 @@ func readCVE5File(path string, keep func(*CVE5Record) *CVE5Record, emit func(*CV
 		return FileInfo{}, err
 	}
 	in.r, in.closers = rc, []io.Closer{rc, f}
-	if keep != nil {
-		emit0 := emit
-		emit = func(r *CVE5Record) error { return emit0(keep(r)) }
-	}
-	if _, err := decodeCVE5Stream(in, path, false, emit); err != nil {
+	if _, err := decodeCVE5Kept(in, path, false, keep, emit); err != nil {
 		return FileInfo{}, err
 	}
 	return in.Sum()
@@ -236,8 +230,8 @@ func readCVE5File(path string, keep func(*CVE5Record) *CVE5Record, emit func(*CV
 // every core, before their records are passed on in archive order.
 const cve5Batch = 512
 
-// zipEntryRecords is what a file of a zip archive gave: its records (as
-// keep returns them) or the error that stopped it; errNestedZip when it
+// zipEntryRecords is what a file of a zip archive gave: its records (what
+// is kept of them) or the error that stopped it; errNestedZip when it
 // is a zip archive itself, which is read in archive order.
 type zipEntryRecords struct {
 	recs []*CVE5Record
@@ -259,7 +253,7 @@ var cve5EntryHook func()
 // order, as if they were read one after the other: the first error in
 // that order is the one reported, and nothing after it is emitted. A zip
 // archive inside it is read when its turn comes.
-func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*CVE5Record) *CVE5Record, emit func(*CVE5Record) error) error {
+func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5Keep, emit func(*CVE5Record) error) error {
 	zr, err := zip.NewReader(ra, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// Entry names are never used as paths here.
@@ -275,7 +269,7 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*
 	}
 	stream := func(entry string, emit func(*CVE5Record) error) func(io.Reader) error {
 		return func(r io.Reader) error {
-			_, err := decodeCVE5Stream(r, entry, true, emit)
+			_, err := decodeCVE5Kept(r, entry, true, keep, emit)
 			return err
 		}
 	}
@@ -300,9 +294,6 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep func(*
 					}
 					res := &results[i]
 					res.err = openZipFile(ra, batch[i], depth, nil, stream(name+":"+batch[i].Name, func(r *CVE5Record) error {
-						if keep != nil {
-							r = keep(r)
-						}
 						res.recs = append(res.recs, r)
 						return nil
 					}))
@@ -498,6 +489,17 @@ func isCVE5Error(err error) bool {
 // decodeCVE5Text does, without decoding every record twice (first as a
 // JSON value, then into a record).
 func decodeCVE5Stream(r io.Reader, name string, skipOther bool, emit func(*CVE5Record) error) (skipped bool, err error) {
+	return decodeCVE5Kept(r, name, skipOther, nil, emit)
+}
+
+// decodeCVE5Kept is decodeCVE5Stream passing on what keep keeps of each
+// record (nil keep: all of it). A text that is one record of which only
+// a part is kept is decoded only in that part (decodeCVE5Part).
+func decodeCVE5Kept(r io.Reader, name string, skipOther bool, keep *cve5Keep, emit func(*CVE5Record) error) (skipped bool, err error) {
+	kept := emit // what is passed on is kept already
+	if keep != nil {
+		emit = func(r *CVE5Record) error { return kept(keep.keep(r)) }
+	}
 	br := getBufReader(unnamedReads{r})
 	defer putBufReader(br)
 	first, err := firstNonSpace(br)
@@ -511,6 +513,11 @@ func decodeCVE5Stream(r io.Reader, name string, skipOther bool, emit func(*CVE5R
 	if err != nil {
 		// The same bytes, then the same error.
 		return decodeCVE5Text(io.MultiReader(bytes.NewReader(buf), failingReader{err}), name, skipOther, emit)
+	}
+	if keep != nil {
+		if rec := decodeCVE5Part(buf, keep); rec != nil {
+			return false, kept(rec)
+		}
 	}
 	if rec := decodeCVE5Whole(buf); rec != nil {
 		return false, emit(rec)
