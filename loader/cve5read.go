@@ -254,6 +254,9 @@ var cve5EntryHook func()
 // that order is the one reported, and nothing after it is emitted. A zip
 // archive inside it is read when its turn comes.
 func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5Keep, emit func(*CVE5Record) error) error {
+	if depth == 0 {
+		ra = newReadAhead(ra, size)
+	}
 	zr, err := zip.NewReader(ra, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// Entry names are never used as paths here.
@@ -343,6 +346,48 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 	}
 	wait()
 	return nil
+}
+
+// readAheadSize is how much of a zip archive readAhead reads at once.
+const readAheadSize = 1 << 20
+
+// readAhead is a zip archive read ahead, readAheadSize bytes at a time:
+// the files of cvelistV5's bundle, a record each, are about a KiB
+// compressed, and the reads that open one (its local header, then its
+// data) would otherwise each be a system call (800k for 400k records, a
+// tenth of the time it took to read them). It is read in archive order,
+// the files of a batch on every core at once, which stay within a window
+// or the next. Safe for concurrent use.
+type readAhead struct {
+	ra   io.ReaderAt
+	size int64
+	mu   sync.Mutex
+	off  int64  // where buf starts in ra
+	buf  []byte // what ra holds there
+}
+
+func newReadAhead(ra io.ReaderAt, size int64) *readAhead {
+	return &readAhead{ra: ra, size: size}
+}
+
+func (r *readAhead) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) > readAheadSize/4 || off < 0 || off+int64(len(p)) > r.size {
+		return r.ra.ReadAt(p, off)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if off < r.off || off+int64(len(p)) > r.off+int64(len(r.buf)) {
+		if r.buf == nil {
+			r.buf = make([]byte, min(readAheadSize, r.size))
+		}
+		n, _ := r.ra.ReadAt(r.buf[:cap(r.buf)][:min(int64(cap(r.buf)), r.size-off)], off)
+		r.off, r.buf = off, r.buf[:n]
+		if n < len(p) { // ra is shorter than it was: its own answer
+			r.buf = r.buf[:0]
+			return r.ra.ReadAt(p, off)
+		}
+	}
+	return copy(p, r.buf[off-r.off:]), nil
 }
 
 // openZipFile opens one file of a zip archive: a zip archive itself (by
