@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-json"
@@ -237,6 +238,47 @@ type cve5PartRaw struct {
 		CNA *cve5PartContainer  `json:"cna"`
 		ADP []cve5PartContainer `json:"adp"`
 	} `json:"containers"`
+	// cna is the container decoded into again (see partRaws).
+	cna *cve5PartContainer
+}
+
+// partRaws are the cve5PartRaws decodeCVE5Part decodes into, used again
+// with their containers and the arrays of the containers' affected
+// entries, metrics and problem types, which are most of what decoding
+// one allocated. Nothing of them is kept: reset clears every element, so
+// that what a record does not have is zero, not another record's, and
+// what the kept part holds (pointers, CPEs, platforms) is made anew.
+var partRaws = sync.Pool{New: func() any {
+	r := &cve5PartRaw{cna: new(cve5PartContainer)}
+	r.reset()
+	return r
+}}
+
+// reset makes r as new, keeping its arrays, and its cna the container
+// decoded into.
+func (r *cve5PartRaw) reset() {
+	cna, adp := r.cna, r.Containers.ADP[:cap(r.Containers.ADP)]
+	cna.reset()
+	for i := range adp {
+		adp[i].reset()
+	}
+	*r = cve5PartRaw{cna: cna}
+	r.Containers.CNA, r.Containers.ADP = cna, adp[:0]
+}
+
+// reset clears c, keeping its arrays: their elements are zero.
+func (c *cve5PartContainer) reset() {
+	pts, ms, as := c.ProblemTypes[:cap(c.ProblemTypes)], c.Metrics[:cap(c.Metrics)], c.Affected[:cap(c.Affected)]
+	clear(pts)
+	clear(ms)
+	clear(as)
+	*c = cve5PartContainer{ProblemTypes: pts[:0], Metrics: ms[:0], Affected: as[:0]}
+}
+
+// empty reports whether nothing was decoded into c (a container without
+// members, or none).
+func (c *cve5PartContainer) empty() bool {
+	return c.ProviderMetadata.ShortName == "" && len(c.ProblemTypes) == 0 && len(c.Metrics) == 0 && len(c.Affected) == 0
 }
 
 type cve5PartContainer struct {
@@ -447,8 +489,10 @@ func parseCVE5Time(s string) (time.Time, error) {
 // fields it skips (the containers' descriptions, rejected reasons and
 // references), it checks only that they are JSON.
 func decodeCVE5Part(buf []byte, k *cve5Keep) *CVE5Record {
-	var raw cve5PartRaw
-	if json.Unmarshal(buf, &raw) != nil || raw.DataType != "CVE_RECORD" || !k.partOf(raw.Metadata.ID) {
+	raw := partRaws.Get().(*cve5PartRaw)
+	defer partRaws.Put(raw)
+	defer raw.reset()
+	if json.Unmarshal(buf, raw) != nil || raw.DataType != "CVE_RECORD" || !k.partOf(raw.Metadata.ID) {
 		return nil
 	}
 	m := &raw.Metadata
@@ -456,8 +500,10 @@ func decodeCVE5Part(buf []byte, k *cve5Keep) *CVE5Record {
 	if err != nil {
 		return nil
 	}
+	// The container decoded into was there before: without members, it
+	// may be a record without one, which decodeCVE5Whole tells.
 	cna := raw.Containers.CNA
-	if cna == nil {
+	if cna == nil || cna.empty() {
 		return nil
 	}
 	assigner := out.Assigner

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/vulnd/vulnd/index"
 )
@@ -146,4 +147,46 @@ func findCVE(cves []index.CVE, name string) (int, bool) {
 		}
 	}
 	return len(cves), false
+}
+
+// TestReadCVE5PartArraysUsedAgain: the arrays that the part of a record
+// is decoded into (its containers' affected entries, metrics, problem
+// types) are used again from record to record, not allocated anew for
+// each to be dropped once its part is kept: reading records of 40
+// affected entries allocates less than twice the entries kept (the array
+// decoded into, grown 4, 8, 16, 32, 64 as append grows it, was twice that
+// again).
+func TestReadCVE5PartArraysUsedAgain(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	entries := strings.Repeat(`{"vendor":"V","product":"P"},`, 39) + `{"vendor":"V","product":"P"}`
+	var files []cve5ZipFile
+	var cves []index.CVE
+	for i := range 200 {
+		id := fmt.Sprintf("CVE-2024-%05d", i+1)
+		rec := strings.Replace(cve5JSON(id, "2024-02-01T00:00:00.000Z", "d"), `"affected":[{"vendor":"V","product":"P","versions":[{"version":"1.0","status":"affected"}]}]`, `"affected":[`+entries+`]`, 1)
+		files = append(files, cve5ZipFile{name: id + ".json", data: []byte(rec)})
+		cves = append(cves, index.CVE{Name: id})
+	}
+	path := mustWrite(t, filepath.Join(t.TempDir(), "cves.zip"), string(cve5Zip(t, files...)))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	read := func() {
+		recs, _, err := readCVE5Files([]string{path}, keptOfCVE5(cves))
+		if err != nil || len(recs) != len(files) || len(recs[0].Affected) != 40 {
+			t.Fatalf("%d records, %v", len(recs), err)
+		}
+	}
+	read()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	read()
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / uint64(len(files))
+	kept := 40 * uint64(unsafe.Sizeof(index.AffectedEntry{}))
+	t.Logf("%d bytes allocated a record, %d of them its entries", per, kept)
+	if per > 5*kept {
+		t.Errorf("%d bytes allocated a record whose entries are %d bytes", per, kept)
+	}
 }
