@@ -696,6 +696,11 @@ const maxInterned = 128
 type interner struct {
 	strs map[string]string
 	ptrs map[string]*string
+	// The last source, default status, status and version type held:
+	// these take a few values, most often the one before, which is
+	// quicker to compare with than to look up.
+	source, status, versionType string
+	defaultStatus               *string
 }
 
 func newInterner() *interner {
@@ -729,6 +734,29 @@ func (in *interner) ptr(p *string) *string {
 	return p
 }
 
+// strAs is str(s), compared first with *last, the one it gave before for
+// the same field, which it keeps.
+func (in *interner) strAs(last *string, s string) string {
+	if s == *last {
+		return *last
+	}
+	*last = in.str(s)
+	return *last
+}
+
+// ptrAs is ptr(p), compared first with *last, the one it gave before
+// for the same field, which it keeps.
+func (in *interner) ptrAs(last **string, p *string) *string {
+	if p == nil {
+		return nil
+	}
+	if *last != nil && **last == *p {
+		return *last
+	}
+	*last = in.ptr(p)
+	return *last
+}
+
 // record makes the strings of r's affected entries and SSVC decision
 // those held.
 func (in *interner) record(r *CVE5Record) {
@@ -742,8 +770,8 @@ func (in *interner) record(r *CVE5Record) {
 func (in *interner) affected(es []index.AffectedEntry) {
 	for i := range es {
 		e := &es[i]
-		e.Source = in.str(e.Source)
-		e.Vendor, e.Product, e.PackageName, e.DefaultStatus = in.ptr(e.Vendor), in.ptr(e.Product), in.ptr(e.PackageName), in.ptr(e.DefaultStatus)
+		e.Source = in.strAs(&in.source, e.Source)
+		e.Vendor, e.Product, e.PackageName, e.DefaultStatus = in.ptr(e.Vendor), in.ptr(e.Product), in.ptr(e.PackageName), in.ptrAs(&in.defaultStatus, e.DefaultStatus)
 		for j := range e.CPEs {
 			e.CPEs[j] = in.str(e.CPEs[j])
 		}
@@ -752,7 +780,7 @@ func (in *interner) affected(es []index.AffectedEntry) {
 		}
 		for j := range e.Versions {
 			v := &e.Versions[j]
-			v.Version, v.Status, v.VersionType = in.str(v.Version), in.str(v.Status), in.str(v.VersionType)
+			v.Version, v.Status, v.VersionType = in.str(v.Version), in.strAs(&in.status, v.Status), in.strAs(&in.versionType, v.VersionType)
 			v.LessThan, v.LessThanOrEqual = in.ptr(v.LessThan), in.ptr(v.LessThanOrEqual)
 			for k := range v.Changes {
 				c := &v.Changes[k]

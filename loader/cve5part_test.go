@@ -3,12 +3,15 @@ package loader
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/vulnd/vulnd/index"
@@ -188,5 +191,31 @@ func TestReadCVE5PartArraysUsedAgain(t *testing.T) {
 	t.Logf("%d bytes allocated a record, %d of them its entries", per, kept)
 	if per > 5*kept {
 		t.Errorf("%d bytes allocated a record whose entries are %d bytes", per, kept)
+	}
+}
+
+// TestMergeCVE5Sorted: records merged by a stable sort are what MergeCVE5
+// makes of them in the order read, by ID: two of one CVE, the later
+// Modified wins, the one read later on a tie.
+func TestMergeCVE5Sorted(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
+	for seed := range int64(50) {
+		rng := rand.New(rand.NewSource(seed))
+		var recs []*CVE5Record
+		for i := range rng.Intn(300) {
+			recs = append(recs, &CVE5Record{ID: fmt.Sprintf("CVE-2024-%04d", rng.Intn(60)), Modified: day(1 + rng.Intn(3)), Description: fmt.Sprint(i)})
+		}
+		byID := map[string]*CVE5Record{}
+		for _, r := range recs {
+			MergeCVE5(byID, r)
+		}
+		var want []*CVE5Record
+		for _, r := range byID {
+			want = append(want, r)
+		}
+		sort.Slice(want, func(i, j int) bool { return want[i].ID < want[j].ID })
+		if got := mergeCVE5Sorted(slices.Clone(recs)); !reflect.DeepEqual(got, want) && len(want) > 0 {
+			t.Fatalf("seed %d: merged %d records, want %d", seed, len(got), len(want))
+		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -175,13 +176,13 @@ func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
 // is decoded, only what keep keeps of it (nil keep: all of it). The strings that the records' affected entries
 // repeat (vendors, products, versions, statuses, sources) are held once.
 func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, error) {
-	byID := map[string]*CVE5Record{}
+	var all []*CVE5Record // in the order read
 	infos := make([]FileInfo, len(paths))
 	strs := newInterner()
 	for i, p := range paths {
 		fi, err := readCVE5File(p, keep, func(r *CVE5Record) error {
 			strs.record(r)
-			MergeCVE5(byID, r)
+			all = append(all, r)
 			return nil
 		})
 		if err != nil {
@@ -189,12 +190,29 @@ func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, e
 		}
 		infos[i] = fi
 	}
-	out := make([]*CVE5Record, 0, len(byID))
-	for _, r := range byID {
+	return mergeCVE5Sorted(all), infos, nil
+}
+
+// mergeCVE5Sorted returns the records recs (in the order read) by ID
+// ascending, two of one CVE merged as MergeCVE5 merges them in that
+// order: sorted stably by ID, the records of a CVE follow one another in
+// the order read. cvelistV5's bundle is nearly in ID order already, which
+// a stable sort takes quickly, more so than a map of 400k records by ID
+// and a sort of what it holds.
+func mergeCVE5Sorted(recs []*CVE5Record) []*CVE5Record {
+	slices.SortStableFunc(recs, func(a, b *CVE5Record) int { return strings.Compare(a.ID, b.ID) })
+	out := recs[:0]
+	for _, r := range recs {
+		if n := len(out); n > 0 && out[n-1].ID == r.ID {
+			if !out[n-1].Modified.After(r.Modified) {
+				out[n-1] = r
+			}
+			continue
+		}
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, infos, nil
+	clear(recs[len(out):])
+	return out
 }
 
 // readCVE5File is ReadCVE5, also returning the file's size and SHA-256,
@@ -220,7 +238,7 @@ func readCVE5File(path string, keep *cve5Keep, emit func(*CVE5Record) error) (Fi
 		return FileInfo{}, err
 	}
 	in.r, in.closers = rc, []io.Closer{rc, f}
-	if _, err := decodeCVE5Kept(in, path, false, keep, emit); err != nil {
+	if _, err := decodeCVE5Kept(in, path, "", false, keep, emit); err != nil {
 		return FileInfo{}, err
 	}
 	return in.Sum()
@@ -272,7 +290,7 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 	}
 	stream := func(entry string, emit func(*CVE5Record) error) func(io.Reader) error {
 		return func(r io.Reader) error {
-			_, err := decodeCVE5Kept(r, entry, true, keep, emit)
+			_, err := decodeCVE5Kept(r, name, entry, true, keep, emit)
 			return err
 		}
 	}
@@ -296,7 +314,7 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 						cve5EntryHook()
 					}
 					res := &results[i]
-					res.err = openZipFile(ra, batch[i], depth, nil, stream(name+":"+batch[i].Name, func(r *CVE5Record) error {
+					res.err = openZipFile(ra, batch[i], depth, nil, stream(batch[i].Name, func(r *CVE5Record) error {
 						res.recs = append(res.recs, r)
 						return nil
 					}))
@@ -308,19 +326,18 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 	// pass passes on the records of batch in archive order.
 	pass := func(batch []*zip.File, results []zipEntryRecords) error {
 		for i, zf := range batch {
-			entry := name + ":" + zf.Name
 			err := results[i].err
 			if err == errNestedZip {
 				err = openZipFile(ra, zf, depth, func(inner io.ReaderAt, size int64) error {
-					return readCVE5Zip(inner, size, entry, depth+1, keep, emit)
-				}, stream(entry, emit))
+					return readCVE5Zip(inner, size, name+":"+zf.Name, depth+1, keep, emit)
+				}, stream(zf.Name, emit))
 			}
 			if err != nil {
 				var ie *inputError
 				if errors.As(err, &ie) || isCVE5Error(err) {
 					return err
 				}
-				return fmt.Errorf("loader: read %s: %w", entry, err)
+				return fmt.Errorf("loader: read %s:%s: %w", name, zf.Name, err)
 			}
 			for _, r := range results[i].recs {
 				if err := emit(r); err != nil {
@@ -534,22 +551,34 @@ func isCVE5Error(err error) bool {
 // decodeCVE5Text does, without decoding every record twice (first as a
 // JSON value, then into a record).
 func decodeCVE5Stream(r io.Reader, name string, skipOther bool, emit func(*CVE5Record) error) (skipped bool, err error) {
-	return decodeCVE5Kept(r, name, skipOther, nil, emit)
+	return decodeCVE5Kept(r, name, "", skipOther, nil, emit)
 }
 
 // decodeCVE5Kept is decodeCVE5Stream passing on what keep keeps of each
 // record (nil keep: all of it). A text that is one record of which only
-// a part is kept is decoded only in that part (decodeCVE5Part).
-func decodeCVE5Kept(r io.Reader, name string, skipOther bool, keep *cve5Keep, emit func(*CVE5Record) error) (skipped bool, err error) {
-	kept := emit // what is passed on is kept already
-	if keep != nil {
-		emit = func(r *CVE5Record) error { return kept(keep.keep(r)) }
+// a part is kept is decoded only in that part (decodeCVE5Part). Its name
+// is file, followed by ":" and entry when entry is not "" (a file of a zip
+// archive), put together only for an error: a record read well never
+// needs it.
+func decodeCVE5Kept(r io.Reader, file, entry string, skipOther bool, keep *cve5Keep, emit func(*CVE5Record) error) (skipped bool, err error) {
+	name := func() string {
+		if entry == "" {
+			return file
+		}
+		return file + ":" + entry
+	}
+	// emitKept passes on what keep keeps of each record.
+	emitKept := func() func(*CVE5Record) error {
+		if keep == nil {
+			return emit
+		}
+		return func(r *CVE5Record) error { return emit(keep.keep(r)) }
 	}
 	br := getBufReader(unnamedReads{r})
 	defer putBufReader(br)
 	first, err := firstNonSpace(br)
 	if err != nil || first != '{' {
-		return decodeCVE5After(br, first, err, name, skipOther, emit)
+		return decodeCVE5After(br, first, err, name(), skipOther, emitKept())
 	}
 	bp := getRecordBuf()
 	defer putRecordBuf(bp)
@@ -557,17 +586,17 @@ func decodeCVE5Kept(r io.Reader, name string, skipOther bool, keep *cve5Keep, em
 	*bp = buf
 	if err != nil {
 		// The same bytes, then the same error.
-		return decodeCVE5Text(io.MultiReader(bytes.NewReader(buf), failingReader{err}), name, skipOther, emit)
+		return decodeCVE5Text(io.MultiReader(bytes.NewReader(buf), failingReader{err}), name(), skipOther, emitKept())
 	}
 	if keep != nil {
 		if rec := decodeCVE5Part(buf, keep); rec != nil {
-			return false, kept(rec)
+			return false, emit(rec) // the part kept
 		}
 	}
 	if rec := decodeCVE5Whole(buf); rec != nil {
-		return false, emit(rec)
+		return false, emit(keep.keep(rec))
 	}
-	return decodeCVE5Text(bytes.NewReader(buf), name, skipOther, emit)
+	return decodeCVE5Text(bytes.NewReader(buf), name(), skipOther, emitKept())
 }
 
 // decodeCVE5Whole decodes buf, a JSON object and white space, into a
