@@ -152,14 +152,14 @@ func findCVE(cves []index.CVE, name string) (int, bool) {
 	return len(cves), false
 }
 
-// TestReadCVE5PartArraysUsedAgain: the arrays that the part of a record
+// TestReadCVE5PartArraysUsedAgainAllocs: the arrays that the part of a record
 // is decoded into (its containers' affected entries, metrics, problem
 // types) are used again from record to record, not allocated anew for
 // each to be dropped once its part is kept: reading records of 40
 // affected entries allocates less than twice the entries kept (the array
 // decoded into, grown 4, 8, 16, 32, 64 as append grows it, was twice that
 // again).
-func TestReadCVE5PartArraysUsedAgain(t *testing.T) {
+func TestReadCVE5PartArraysUsedAgainAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")
 	}
