@@ -285,7 +285,7 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	for i := 1; i < len(sfirsts); i++ {
 		sfirsts[i] = sfirsts[i-1] + sfi.Chunks[i-1].Records
 	}
-	if err := decodeFile(dir, sfi, dec, func(c int, data []byte) error {
+	if err := decodeFileReusing(dir, sfi, dec, func(c int, data []byte) error {
 		return tl.ParsePiece(c, sfirsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyStrings, err)
@@ -310,7 +310,7 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	}
 	// Each chunk is parsed as it is decoded, on the decoding goroutines,
 	// and its text dropped: nothing of the file is kept but the records.
-	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+	if err := decodeFileReusing(dir, fi, dec, func(c int, data []byte) error {
 		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyDetails, err)
