@@ -613,14 +613,49 @@ type vendorPart struct {
 }
 
 // encodeVendors encodes the vendors named names, in this order, and their
-// products, each vendor's in name order.
+// products, each vendor's in name order. A first pass sorts the lists
+// and counts the bytes, so that the second writes into slices made at
+// their size: grown by append, they were copied over and over into fresh
+// memory (0.2 s of a 400k load on one core).
 func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 	w := &vendorPart{}
-	for _, name := range names {
+	pnamesOf := make([][]string, len(names))
+	var nBodies, nSums, nPSums, nCVEs, nProducts int
+	for i, name := range names {
 		a := acc[name]
 		pnames := sortedKeys(a.products)
-		w.vendors.addWith(func(dst []byte) []byte { return appendNameSummary(dst, name, "", nil) })
+		pnamesOf[i] = pnames
 		slices.Sort(a.cves) // in list order
+		nSums += summarySize(name, nil)
+		nBodies += summarySize(name, pnames)
+		nCVEs += len(a.cves)
+		nProducts += len(pnames)
+		for _, pname := range pnames {
+			pa := a.products[pname]
+			// The distinct version components, by bytes first (the cheaper
+			// comparison, for the many repeats), then in version order.
+			versions := pa.versions
+			slices.Sort(versions)
+			versions = slices.Compact(versions)
+			slices.SortFunc(versions, versionOrder)
+			pa.versions = orEmpty(versions)
+			slices.Sort(pa.cves)
+			nPSums += summarySize(pname, nil)
+			nBodies += summarySize(pname, pa.versions)
+			nCVEs += len(pa.cves)
+		}
+	}
+	w.bodies = make([]byte, 0, nBodies)
+	w.cves = make([]int32, 0, nCVEs)
+	w.vendors = packed{text: make([]byte, 0, nSums), offs: make([]uint32, 1, len(names)+1)}
+	w.products = packed{text: make([]byte, 0, nPSums), offs: make([]uint32, 1, nProducts+1)}
+	w.vendorRecs = make([]vendorRec, 0, len(names))
+	w.productRecs = make([]productRec, 0, nProducts)
+	w.productNames = make([]string, 0, nProducts)
+	for i, name := range names {
+		a := acc[name]
+		pnames := pnamesOf[i]
+		w.vendors.addWith(func(dst []byte) []byte { return appendNameSummary(dst, name, "", nil) })
 		from := uint32(len(w.bodies))
 		w.bodies = appendNameSummary(w.bodies, name, "products", pnames)
 		v := vendorRec{
@@ -630,16 +665,9 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 		}
 		for _, pname := range pnames {
 			pa := a.products[pname]
-			// The distinct version components, by bytes first (the cheaper
-			// comparison, for the many repeats), then in version order.
-			versions := pa.versions
-			slices.Sort(versions)
-			versions = slices.Compact(versions)
-			slices.SortFunc(versions, versionOrder)
-			slices.Sort(pa.cves)
 			w.products.addWith(func(dst []byte) []byte { return appendNameSummary(dst, pname, "", nil) })
 			from := uint32(len(w.bodies))
-			w.bodies = appendNameSummary(w.bodies, pname, "versions", versions)
+			w.bodies = appendNameSummary(w.bodies, pname, "versions", pa.versions)
 			w.productRecs = append(w.productRecs, productRec{
 				body:       run{from, uint32(len(w.bodies))},
 				cves:       appendRun(&w.cves, pa.cves),
@@ -652,6 +680,20 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 		w.productNames = append(w.productNames, pnames...)
 	}
 	return w
+}
+
+// summarySize is the size appendNameSummary writes for name with items
+// (the summary alone for nil) when they are plain (see plainJSON): more
+// only when some must be escaped.
+func summarySize(name string, items []string) int {
+	n := len(`{"name":"","human_name":""}`) + 2*len(name)
+	if items != nil {
+		n += len(`,"products":[]`) + max(0, len(items)-1) // the commas
+		for _, it := range items {
+			n += len(it) + 2
+		}
+	}
+	return n
 }
 
 // setVendors encodes the vendors, on parts goroutines, and puts them in

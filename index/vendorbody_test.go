@@ -35,7 +35,13 @@ func TestVendorBodiesAsEncoded(t *testing.T) {
 		if got, want := string(appendNameSummary(nil, name, "", nil)), string(encode(nameSummary{name, HumanName(name)})); got != want {
 			t.Errorf("summary of %q:\n got %s\nwant %s", name, got, want)
 		}
-		for _, items := range [][]string{{}, {name}, names} {
+		if got := len(appendNameSummary(nil, name, "", nil)); plainJSON(name) && got != summarySize(name, nil) {
+			t.Errorf("summary of %q: %d bytes, summarySize says %d", name, got, summarySize(name, nil))
+		}
+		for _, items := range [][]string{{}, {name}, names, {"1.0", "2"}} {
+			if got := len(appendNameSummary(nil, name, "versions", items)); plainJSON(name) && (len(items) != 1 || plainJSON(items[0])) && len(items) < 3 && got != summarySize(name, items) {
+				t.Errorf("product %q %q: %d bytes, summarySize says %d", name, items, got, summarySize(name, items))
+			}
 			if got, want := string(appendNameSummary(nil, name, "products", items)), string(encode(vendorBody{name, HumanName(name), items})); got != want {
 				t.Errorf("vendor %q:\n got %s\nwant %s", name, got, want)
 			}
