@@ -17,8 +17,9 @@ import (
 
 // Load reads the snapshot in dir and builds its index: the CVE bodies are
 // decoded in parallel into one buffer and served from it; the files
-// serving does not need (metrics, ids) are checked against their sums
-// only. Any problem is an error naming the file; nothing partial is
+// serving does not need (metrics, ids) are checked against their chunks'
+// sums only (as every file is: the whole-file sums are validate's). Any
+// problem is an error naming the file; nothing partial is
 // returned.
 func Load(dir string) (*index.Index, Manifest, error) {
 	start := time.Now()
@@ -61,7 +62,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 		return nil, Manifest{}, err
 	}
 	for _, key := range []string{keyMetrics, keyIDs} {
-		if err := verifyFile(dir, m.Files[key]); err != nil {
+		if err := verifyChunks(dir, m.Files[key], false); err != nil {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
