@@ -738,32 +738,25 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 			return err
 		}
 	}
-	ix.vendors, ix.products = joinPacked(vendors), joinPacked(products)
+	var productNames []string
+	if len(parts) == 1 {
+		// One part (one core): its slices, made at their size, are the
+		// index's as they are, not copied into fresh ones.
+		w := parts[0]
+		ix.vendors, ix.products = w.vendors, w.products
+		ix.vendorRecs, ix.productRecs, ix.vpBodies, ix.vpCVEs = w.vendorRecs, w.productRecs, w.bodies, w.cves
+		productNames = w.productNames
+	} else {
+		ix.joinCopies(parts, vendors, products, nBodies, nCVEs, nProducts)
+		productNames = make([]string, 0, nProducts)
+		for _, w := range parts {
+			productNames = append(productNames, w.productNames...)
+		}
+	}
 	for _, p := range []packed{ix.vendors, ix.products} {
 		if err := fitsOffsets("vendor and product summaries", len(p.text)); err != nil {
 			return err
 		}
-	}
-	ix.vendorRecs = make([]vendorRec, 0, len(names))
-	ix.productRecs = make([]productRec, 0, nProducts)
-	ix.vpBodies = make([]byte, 0, nBodies)
-	ix.vpCVEs = make([]int32, 0, nCVEs)
-	productNames := make([]string, 0, nProducts)
-	for _, w := range parts {
-		// Where the part's bodies, CVE lists and products go.
-		bodies, cves, products := uint32(len(ix.vpBodies)), uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
-		for _, v := range w.vendorRecs {
-			v.body, v.cves = v.body.moved(bodies), v.cves.moved(cves)
-			v.prodLo, v.prodHi = v.prodLo+products, v.prodHi+products
-			ix.vendorRecs = append(ix.vendorRecs, v)
-		}
-		for _, p := range w.productRecs {
-			p.body, p.cves = p.body.moved(bodies), p.cves.moved(cves)
-			ix.productRecs = append(ix.productRecs, p)
-		}
-		ix.vpBodies = append(ix.vpBodies, w.bodies...)
-		ix.vpCVEs = append(ix.vpCVEs, w.cves...)
-		productNames = append(productNames, w.productNames...)
 	}
 
 	// The maps' keys are views into one slice made at its final size, so
@@ -789,6 +782,35 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	ix.vendorSearch = newSearchText(names)
 	ix.productSearch = newSearchText(productNames)
 	return nil
+}
+
+// joinCopies copies the parts' summaries, bodies, CVE lists and records
+// one after the other into the index's, moving their offsets.
+func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nBodies, nCVEs, nProducts int) {
+	ix.vendors, ix.products = joinPacked(vendors), joinPacked(products)
+	nVendors := 0
+	for _, w := range parts {
+		nVendors += len(w.vendorRecs)
+	}
+	ix.vendorRecs = make([]vendorRec, 0, nVendors)
+	ix.productRecs = make([]productRec, 0, nProducts)
+	ix.vpBodies = make([]byte, 0, nBodies)
+	ix.vpCVEs = make([]int32, 0, nCVEs)
+	for _, w := range parts {
+		// Where the part's bodies, CVE lists and products go.
+		bodies, cves, products := uint32(len(ix.vpBodies)), uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
+		for _, v := range w.vendorRecs {
+			v.body, v.cves = v.body.moved(bodies), v.cves.moved(cves)
+			v.prodLo, v.prodHi = v.prodLo+products, v.prodHi+products
+			ix.vendorRecs = append(ix.vendorRecs, v)
+		}
+		for _, p := range w.productRecs {
+			p.body, p.cves = p.body.moved(bodies), p.cves.moved(cves)
+			ix.productRecs = append(ix.productRecs, p)
+		}
+		ix.vpBodies = append(ix.vpBodies, w.bodies...)
+		ix.vpCVEs = append(ix.vpCVEs, w.cves...)
+	}
 }
 
 // productNames returns the names of the product at k and of its vendor.
