@@ -417,6 +417,9 @@ func jsonShaped(s string, open, close byte) bool {
 // validate checks beyond a load). The error names the CVE by its
 // position in d, from 1.
 func (d *Details) Check() error {
+	if err := d.far.check(); err != nil {
+		return err
+	}
 	var buf []byte
 	for i, r := range d.cves {
 		if buf = d.appendText(buf[:0], r.affected); len(buf) > 0 {

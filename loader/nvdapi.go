@@ -256,7 +256,7 @@ func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, 
 	}
 	// Each chunk is parsed as it is decoded, on the decoding goroutines,
 	// straight into the records, and its text dropped.
-	if err := decodeFile(dir, facts, dec, func(c int, data []byte) error {
+	if err := decodeFileReusing(dir, facts, dec, func(c int, data []byte) error {
 		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyNVDFacts, err)
