@@ -246,10 +246,17 @@ func inputDates(cweDate string, cves []index.CVE) *InputDates {
 		s := cweDate + " 00:00:00Z"
 		d.CWE = &s
 	}
+	newest := -1
 	for i := range cves {
-		if d.NVD == nil || cves[i].UpdatedAt > *d.NVD {
-			d.NVD = &cves[i].UpdatedAt
+		if newest < 0 || cves[i].UpdatedAt > cves[newest].UpdatedAt {
+			newest = i
 		}
+	}
+	if newest >= 0 {
+		// A copy: a pointer into cves would keep them all until the
+		// manifest is written, after the write has let them go.
+		s := cves[newest].UpdatedAt
+		d.NVD = &s
 	}
 	return d
 }
