@@ -95,6 +95,12 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer enc.Close()
+	// The id tables are written first and let go: nothing else needs
+	// them once the CVEs carry their ids.
+	if m.Files[keyIDs], err = writeIDs(filepath.Join(tmp, dataFiles[keyIDs]), enc, ids); err != nil {
+		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyIDs], err)
+	}
+	ids = nil
 	// The details are built once, first: the file keeps them in the order
 	// of the CVE bodies, and the index, which reorders them, gets them
 	// once the file is written.
@@ -151,7 +157,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			return marshal(&metricsRecord{CVE: c.Name, Metrics: c.Metrics})
 		}},
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
-		{keyIDs, 0, nil}, // ids.records(), made when written
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
 		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
 	}
@@ -167,17 +172,13 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		if f.key == keyEPSS {
 			name = fileEPSS
 		}
-		if f.key == keyIDs {
-			idRecs := ids.records()
-			f.n, f.line = len(idRecs), func(i int) ([]byte, error) { return marshal(&idRecs[i]) }
-		}
 		fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
 		if err != nil {
 			return m, fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
 		}
 		m.Files[f.key] = fi
 	}
-	files, withMetrics, ids = nil, nil, nil
+	files, withMetrics = nil, nil
 	if nvd == nil {
 		if nvd, err = index.PackNVD(d.NVD, enc); err != nil {
 			return m, fmt.Errorf("loader: build %s: %w", dir, err)
