@@ -455,6 +455,7 @@ func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 	}
 	defer store.close()
 	byID := map[string]*feedRecord{}
+	tab := newStrTab()
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
 		fi, err := readFeed(p, func(fr *feedRecord) error {
@@ -462,6 +463,7 @@ func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 				return nil
 			}
 			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
+			tab.cve(&fr.cve)
 			byID[fr.cve.Name] = fr
 			return nil
 		})
