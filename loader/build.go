@@ -113,7 +113,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	cves, nvdRecs, feedInfo, err := readFeeds(feeds)
+	spill, err := spillFile(opt.Out)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer spill.Close()
+	cves, nvdRecs, feedInfo, err := readFeeds(feeds, spill)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -125,12 +130,23 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer enc.Close()
-	nvd, err := nvdRecs.pack(enc)
+	packed, err := nvdRecs.pack(enc)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 	}
 	nvdRecs = nil
-	stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd)>>20)+" MiB")
+	spill.Close()
+	nvd := &packedNVD{PackedNVD: packed}
+	packed = nil
+	tmpDir, err := spillDir(opt.Out)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer os.RemoveAll(tmpDir)
+	if err := nvd.spill(tmpDir); err != nil {
+		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+	}
+	stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd.PackedNVD)>>20)+" MiB")
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
@@ -441,15 +457,16 @@ func keepNewest(reports []index.Report, n int, fresh string) []index.Report {
 // the one read later (a later file, or later in the same file). The result
 // is in no particular order and has no cpe_id assigned.
 func ReadFeeds(paths []string) ([]index.CVE, error) {
-	cves, _, _, err := readFeeds(paths)
+	cves, _, _, err := readFeeds(paths, nil)
 	return cves, err
 }
 
 // readFeeds is ReadFeeds, also returning the winning records as read,
 // with their facts (in the same order), and each file's size and
-// SHA-256. A record as read is kept compressed from the moment it wins.
-func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
-	store, err := newNVDStore()
+// SHA-256. A record as read is kept compressed from the moment it wins,
+// in spill unless it is nil (see nvdStore).
+func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+	store, err := newNVDStore(spill)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
 	}
@@ -472,13 +489,16 @@ func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 		}
 		infos[i] = fi
 	}
+	if err := store.close(); err != nil {
+		return nil, nil, nil, fmt.Errorf("loader: spilling NVD's records: %w", err)
+	}
 	ids := make([]string, 0, len(byID))
 	for id := range byID {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
-	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([][]byte, len(ids))}
+	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([]nvdRef, len(ids)), spill: spill}
 	for i, id := range ids {
 		fr := byID[id]
 		out[i], nvd.facts[i], nvd.z[i] = fr.cve, fr.nvd.Facts, fr.z

@@ -61,7 +61,7 @@ func TestBuildProfile(t *testing.T) {
 	}()
 	writePhase = func(name string) {
 		writeHeapProfile(t, filepath.Join(out, "heap-write-"+strings.ReplaceAll(name, " ", "-")+".pprof"), true)
-		t.Logf("write: %s", name)
+		t.Logf("write: %s: live heap %d MB", name, liveHeap()>>20)
 	}
 	defer func() { writePhase = func(string) {} }()
 	start := time.Now()
@@ -71,7 +71,7 @@ func TestBuildProfile(t *testing.T) {
 		Out:        filepath.Join(t.TempDir(), "snap"),
 		Time:       time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
 		Stage: func(name string, took time.Duration, detail string) {
-			t.Logf("%s: %v %s", name, took, detail)
+			t.Logf("%s: %v %s (live heap %d MB)", name, took, detail, liveHeap()>>20)
 			switch name {
 			case "read feeds", "pack NVD records", "assign ids", "read CVE JSON 5 records", "write snapshot":
 				writeHeapProfile(t, filepath.Join(out, "heap-"+strings.ReplaceAll(name, " ", "-")+".pprof"), true)

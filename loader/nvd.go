@@ -99,7 +99,7 @@ type feedRecord struct {
 	// the record compressed alone (see nvdStore), once readFeeds has
 	// kept it (nvd.Raw is then nil).
 	nvd index.NVDRecord
-	z   []byte
+	z   nvdRef
 }
 
 // decodeFeed streams the "vulnerabilities" array of one NVD CVE API 2.0

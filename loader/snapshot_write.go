@@ -67,7 +67,7 @@ func tablesFromData(d *index.Data) *idTables {
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, before the bodies are encoded and the index built: a build's
 // CVEs, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *index.PackedNVD, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *packedNVD, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -180,19 +180,30 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	files, withMetrics = nil, nil
 	if nvd == nil {
-		if nvd, err = index.PackNVD(d.NVD, enc); err != nil {
+		p, err := index.PackNVD(d.NVD, enc)
+		if err != nil {
 			return m, fmt.Errorf("loader: build %s: %w", dir, err)
 		}
+		nvd = &packedNVD{PackedNVD: p}
 	}
-	if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
+	if nvd.file != "" {
+		// nvd.zst, written already (see packedNVD.spill).
+		if err := os.Rename(nvd.file, filepath.Join(tmp, fileNVD)); err != nil {
+			return m, fmt.Errorf("loader: build %s: %w", dir, err)
+		}
+		m.Files[keyNVD] = nvd.info
+	}
+	if err = writeNVD(tmp, nvd.PackedNVD, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	nvd = nil
 	writePhase("files written")
 	if spend {
 		// Nothing reads the build's CVEs after this: the index is made
-		// from the bodies as written, as a load makes it.
+		// from the bodies as written, as a load makes it, in the memory
+		// they held (collected now, not once the heap has doubled).
 		d.CVEs = nil
+		runtime.GC()
 	}
 	// The index checks the data and gives the counts.
 	dec, err := decoder()
@@ -210,6 +221,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	m.Counts = ix.Counts()
 	writePhase("index built")
+	runtime.KeepAlive(ix)
 	ix, entries, details = nil, nil, nil
 	raw, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
