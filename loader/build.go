@@ -129,8 +129,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
-	defer enc.Close()
 	packed, err := nvdRecs.pack(enc)
+	// Closed now, not at the end: its buffers (32 MB) are let go before
+	// the write makes its own.
+	enc.Close()
+	enc = nil
 	if err != nil {
 		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 	}

@@ -84,7 +84,8 @@ func (t *idTables) add(r idRecord) error {
 // writeIDs writes the tables as ids.jsonl.zst holds them: the "next" record,
 // then each table by name and id, one table at a time, without making every record at once
 // (at 400k CVEs, 2.6 million of them).
-func writeIDs(path string, enc *zstd.Encoder, t *idTables) (FileInfo, error) {
+// With spend, each table is let go (t's maps are nil) once listed.
+func writeIDs(path string, enc *zstd.Encoder, t *idTables, spend bool) (FileInfo, error) {
 	w, err := newChunkWriter(path, enc)
 	if err != nil {
 		return FileInfo{}, err
@@ -103,15 +104,15 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables) (FileInfo, error) {
 	}
 	err = line(&idRecord{Table: "next", ID: t.nextAlert})
 	if err == nil {
-		err = writeTable(t.cpe, func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
+		err = writeTable(&t.cpe, spend, func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
 	}
 	if err == nil {
-		err = writeTable(t.cvss, func(k cvssKey, id int64) error {
+		err = writeTable(&t.cvss, spend, func(k cvssKey, id int64) error {
 			return line(&idRecord{Table: "cvss", ID: id, CVE: k.cve, Version: k.version, Source: k.source})
 		})
 	}
 	if err == nil {
-		err = writeTable(t.ref, func(k refKey, id int64) error {
+		err = writeTable(&t.ref, spend, func(k refKey, id int64) error {
 			return line(&idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
 		})
 	}
@@ -122,15 +123,19 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables) (FileInfo, error) {
 	return w.close()
 }
 
-// writeTable passes the entries of one table to f by id.
-func writeTable[K comparable](table map[K]int64, f func(K, int64) error) error {
+// writeTable passes the entries of one table to f by id; with spend, the
+// table is let go (nil) once listed.
+func writeTable[K comparable](table *map[K]int64, spend bool, f func(K, int64) error) error {
 	type entry struct {
 		key K
 		id  int64
 	}
-	list := make([]entry, 0, len(table))
-	for k, id := range table {
+	list := make([]entry, 0, len(*table))
+	for k, id := range *table {
 		list = append(list, entry{k, id})
+	}
+	if spend {
+		*table = nil
 	}
 	slices.SortFunc(list, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
 	for _, e := range list {

@@ -65,8 +65,9 @@ func tablesFromData(d *index.Data) *idTables {
 // named epssFile, and NVD's records packed (nil: d.NVD's, packed here).
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
-// hold it, before the bodies are encoded and the index built: a build's
-// CVEs, which nothing reads after the write.
+// hold it, what only the bodies need once each body is written, the id
+// tables once written, and d.CVEs before the index is built: a build's
+// CVEs and tables, which nothing reads after the write.
 func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *packedNVD, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
@@ -95,12 +96,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer enc.Close()
-	// The id tables are written first and let go: nothing else needs
-	// them once the CVEs carry their ids.
-	if m.Files[keyIDs], err = writeIDs(filepath.Join(tmp, dataFiles[keyIDs]), enc, ids); err != nil {
-		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyIDs], err)
-	}
-	ids = nil
 	// The details are built once, first: the file keeps them in the order
 	// of the CVE bodies, and the index, which reorders them, gets them
 	// once the file is written.
@@ -113,6 +108,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
+	writePhase("details built")
 	if spend {
 		for i := range d.CVEs {
 			c := &d.CVEs[i]
@@ -128,7 +124,14 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
-	if err := eachBody(d.CVEs, func(_ int, body []byte) error { return cw.line(body) }); err != nil {
+	if err := eachBody(d.CVEs, func(i int, body []byte) error {
+		if spend {
+			// What only the body needs goes with it.
+			c := &d.CVEs[i]
+			c.Summary, c.CPEs, c.CWEs, c.References, c.CVSS = "", nil, nil, nil, index.CVSS{}
+		}
+		return cw.line(body)
+	}); err != nil {
 		cw.close()
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
@@ -136,6 +139,13 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
 	writePhase("bodies written")
+	// The id tables, which nothing else needs once the CVEs carry their
+	// ids, are written and let go.
+	if m.Files[keyIDs], err = writeIDs(filepath.Join(tmp, dataFiles[keyIDs]), enc, ids, spend); err != nil {
+		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyIDs], err)
+	}
+	ids = nil
+	writePhase("ids written")
 	if epss != nil {
 		epss = epss.only(d.CVEs)
 		m.EPSS = epssInfo(epss, epssFile)
