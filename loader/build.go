@@ -130,15 +130,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
 	packed, err := nvdRecs.pack(enc)
-	// Closed now, not at the end: its buffers (32 MB) are let go before
-	// the write makes its own.
-	enc.Close()
-	enc = nil
 	if err != nil {
 		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 	}
 	nvdRecs = nil
 	spill.Close()
+	packedDetail := plural(len(packed.Facts), "record", "records") + ", " + strconv.Itoa(nvdSize(packed)>>20) + " MiB"
 	nvd := &packedNVD{PackedNVD: packed}
 	packed = nil
 	tmpDir, err := spillDir(opt.Out)
@@ -146,10 +143,14 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	defer os.RemoveAll(tmpDir)
-	if err := nvd.spill(tmpDir); err != nil {
+	if err := nvd.spill(tmpDir, enc); err != nil {
 		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 	}
-	stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd.PackedNVD)>>20)+" MiB")
+	// Closed now, not at the end: its buffers (32 MB) are let go before
+	// the write makes its own.
+	enc.Close()
+	enc = nil
+	stage("pack NVD records", packedDetail)
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard

@@ -102,13 +102,11 @@ func isCertAlert(u string) bool {
 // packed, in the form of format version (6 or 7), and puts their manifest
 // entries into files.
 func writeNVD(dir string, p *index.PackedNVD, enc *zstd.Encoder, version int, files map[string]FileInfo) error {
-	if _, done := files[keyNVD]; !done { // else written before (see packedNVD)
-		data, err := writeBlocks(filepath.Join(dir, fileNVD), p)
-		if err != nil {
-			return fmt.Errorf("%s: %w", fileNVD, err)
-		}
-		files[keyNVD] = data
+	data, err := writeBlocks(filepath.Join(dir, fileNVD), p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fileNVD, err)
 	}
+	files[keyNVD] = data
 	if version == 6 {
 		at := make([]int, len(p.Facts)) // frame size of each block's first record
 		r := 0

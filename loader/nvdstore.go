@@ -160,25 +160,25 @@ func spillFile(out string) (*os.File, error) {
 	return f, nil
 }
 
-// packedNVD is NVD's records packed for a snapshot (see index.PackNVD):
-// the frames of nvd.zst in memory or, once spill has written them to
-// file, only its manifest entry (info) and what the other files take.
+// packedNVD is NVD's records packed for a snapshot (see index.PackNVD),
+// in memory or, once spill has written the snapshot's files of them into
+// dir, only those files' manifest entries.
 type packedNVD struct {
 	*index.PackedNVD
-	file string
-	info FileInfo
+	dir   string
+	files map[string]FileInfo
 }
 
-// spill writes the frames as nvd.zst into dir and lets them go: a build
-// holds the rest of its data a good while longer (at 400k CVEs, 190 MB of
-// frames). The write moves the file into the snapshot.
-func (p *packedNVD) spill(dir string) error {
-	path := filepath.Join(dir, fileNVD)
-	fi, err := writeBlocks(path, p.PackedNVD)
-	if err != nil {
-		return fmt.Errorf("%s: %w", fileNVD, err)
+// spill writes the snapshot's files of the records (nvd.zst and the
+// facts) into dir and lets the records go: a build holds the rest of its
+// data a good while longer (at 400k CVEs, 190 MB of frames and 120 MB of
+// facts). The write moves the files into the snapshot.
+func (p *packedNVD) spill(dir string, enc *zstd.Encoder) error {
+	files := map[string]FileInfo{}
+	if err := writeNVD(dir, p.PackedNVD, enc, writeVersion, files); err != nil {
+		return err
 	}
-	p.file, p.info, p.Frames = path, fi, nil
+	p.PackedNVD, p.dir, p.files = nil, dir, files
 	return nil
 }
 

@@ -99,7 +99,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	// The details are built once, first: the file keeps them in the order
 	// of the CVE bodies, and the index, which reorders them, gets them
 	// once the file is written.
-	details, err := buildDetails(d.CVEs)
+	details, err := buildDetails(d.CVEs, spend)
 	if err != nil {
 		// A CVE whose body is bad is told first, as when the bodies
 		// were encoded first.
@@ -109,12 +109,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	writePhase("details built")
-	if spend {
-		for i := range d.CVEs {
-			c := &d.CVEs[i]
-			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
-		}
-	}
 	// The bodies are encoded, checked (a build that would not load is
 	// refused here rather than at serve time) and written as they are
 	// made, a batch at a time, rather than held all at once beside the
@@ -196,14 +190,15 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		nvd = &packedNVD{PackedNVD: p}
 	}
-	if nvd.file != "" {
-		// nvd.zst, written already (see packedNVD.spill).
-		if err := os.Rename(nvd.file, filepath.Join(tmp, fileNVD)); err != nil {
-			return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	if nvd.PackedNVD == nil {
+		// Written already (see packedNVD.spill).
+		for key, fi := range nvd.files {
+			if err := os.Rename(filepath.Join(nvd.dir, fi.Name), filepath.Join(tmp, fi.Name)); err != nil {
+				return m, fmt.Errorf("loader: build %s: %w", dir, err)
+			}
+			m.Files[key] = fi
 		}
-		m.Files[keyNVD] = nvd.info
-	}
-	if err = writeNVD(tmp, nvd.PackedNVD, enc, m.Version, m.Files); err != nil {
+	} else if err = writeNVD(tmp, nvd.PackedNVD, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	nvd = nil
@@ -331,12 +326,18 @@ func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte
 	return w.close()
 }
 
-// buildDetails makes the details of cves, in their order.
-func buildDetails(cves []index.CVE) (*index.Details, error) {
+// buildDetails makes the details of cves, in their order. With spend,
+// what only the details need of each CVE (affected entries, SSVC
+// decision, entry keys, KEV entry) is let go once they hold it.
+func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
 	b := index.NewDetailsBuilder()
 	for i := range cves {
-		if err := b.Add(&cves[i]); err != nil {
+		c := &cves[i]
+		if err := b.Add(c); err != nil {
 			return nil, err
+		}
+		if spend {
+			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
 		}
 	}
 	return b.Details(), nil
