@@ -95,7 +95,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
-	defer enc.Close()
+	defer func() {
+		if enc != nil {
+			enc.Close()
+		}
+	}()
 	// The details are built once, first: the file keeps them in the order
 	// of the CVE bodies, and the index, which reorders them, gets them
 	// once the file is written.
@@ -202,6 +206,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	nvd = nil
+	// The encoders' buffers (32 MB) go before the index is built.
+	enc.Close()
+	enc = nil
 	writePhase("files written")
 	if spend {
 		// Nothing reads the build's CVEs after this: the index is made
