@@ -189,6 +189,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 		stage("read EPSS", plural(e.Len(), "score", "scores")+" of "+e.Date.UTC().Format(time.DateOnly)+", model "+e.Model)
 	}
 	ids := newIDTables()
+	// Without -previous, the tables start empty and are numbered once.
+	ids.fresh = opt.Previous == ""
 	var reports []index.Report
 	var prev *Snapshot
 	if opt.Previous != "" {

@@ -66,7 +66,7 @@ func tablesFromData(d *index.Data) *idTables {
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, what only the bodies need once each body is written, the id
-// tables once written, and d.CVEs before the index is built: a build's
+// tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
 func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *packedNVD, spend bool) (Manifest, error) {
 	if dates == nil {
@@ -100,6 +100,13 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			enc.Close()
 		}
 	}()
+	// The id tables, which nothing else needs once the CVEs carry their
+	// ids, are written first and let go.
+	if m.Files[keyIDs], err = writeIDs(filepath.Join(tmp, dataFiles[keyIDs]), enc, ids, d.CVEs, spend); err != nil {
+		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyIDs], err)
+	}
+	ids = nil
+	writePhase("ids written")
 	// The details are built once, first: the file keeps them in the order
 	// of the CVE bodies, and the index, which reorders them, gets them
 	// once the file is written.
@@ -137,13 +144,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
 	writePhase("bodies written")
-	// The id tables, which nothing else needs once the CVEs carry their
-	// ids, are written and let go.
-	if m.Files[keyIDs], err = writeIDs(filepath.Join(tmp, dataFiles[keyIDs]), enc, ids, spend); err != nil {
-		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyIDs], err)
-	}
-	ids = nil
-	writePhase("ids written")
 	if epss != nil {
 		epss = epss.only(d.CVEs)
 		m.EPSS = epssInfo(epss, epssFile)
