@@ -17,8 +17,8 @@ import (
 // the bytes of their NVD records. NVD records of 3 KB summaries, 20
 // references and 10 CPEs each, 1000 then 3000 of them, are built with a
 // collection every 10 % of heap growth while the live heap is watched:
-// the peak grew by 2.4 to 2.9 times the 14.5 MB of the 2000 more
-// records (their CVEs take 17 MB mapped). It grew by 3.9 to 4.2 times
+// the peak grew by 2.2 to 2.9 times the 14.5 MB of the 2000 more
+// records (their CVEs take 17 MB mapped). It grew by 3.7 to 4.2 times
 // (the CVEs took 22 MB) when the records as read and packed waited in
 // memory beside the CVEs, every CVE body was held beside them for the
 // checking index, and all id records were made at once.
