@@ -27,14 +27,16 @@ func (w *benchWriter) Write(p []byte) (int, error) {
 }
 
 // BenchmarkServe measures ServeHTTP, recover wrapper and length checks
-// included, for one single-item endpoint, one page and one error.
+// included, for one single-item endpoint, one page, one page of a
+// product's CVEs at a version (make bench-load's weakest class) and one
+// error.
 // With metrics=on the server counts and times every request as serve
 // -admin-addr does, so the two runs show what metrics cost per request.
 func BenchmarkServe(b *testing.B) {
 	ix := handData(b)
 	plain := New(func() *index.Index { return ix }, Options{})
 	measured := New(func() *index.Index { return ix }, Options{Metrics: NewMetrics(prometheus.NewRegistry())})
-	for _, target := range []string{"/cve/CVE-2023-0001", "/vendors/acme/cve?page=2", "/cve/CVE-2099-0001"} {
+	for _, target := range []string{"/cve/CVE-2023-0001", "/vendors/acme/cve?page=2", "/vendors/acme/products/widget/cve?version=1.3", "/cve/CVE-2099-0001"} {
 		for _, s := range []*Server{plain, measured} {
 			name := target + "/metrics=off"
 			if s.metrics != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/goccy/go-json"
 )
@@ -104,6 +105,16 @@ func (b *DetailsBuilder) intern(s string) uint32 {
 	return id
 }
 
+// internBytes is intern of the text p, which is not written to again
+// (encode's): held as it is, not copied, when it is new, which is what
+// the affected entries of a CVE of a CVE JSON 5 record mostly are.
+func (b *DetailsBuilder) internBytes(p []byte) uint32 {
+	if id, ok := b.ids[string(p)]; ok {
+		return id
+	}
+	return b.intern(unsafe.String(unsafe.SliceData(p), len(p)))
+}
+
 // Add appends the details of the next CVE: its metrics are listed newest
 // version first, in record order within a version; its affected entries
 // and SSVC decision are kept as the JSON details serves.
@@ -117,7 +128,7 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	}
 	ref := detailRef{first: uint32(len(ms)), status: b.intern(c.Status), kev: -1, n: uint16(len(c.Metrics))}
 	if len(c.Affected) > 0 {
-		ref.affected = b.intern(string(encode(c.Affected)))
+		ref.affected = b.internBytes(encode(c.Affected))
 	}
 	if c.SSVC != nil {
 		ref.ssvc = b.intern(string(encode(c.SSVC)))
@@ -406,6 +417,9 @@ func jsonShaped(s string, open, close byte) bool {
 // validate checks beyond a load). The error names the CVE by its
 // position in d, from 1.
 func (d *Details) Check() error {
+	if err := d.far.check(); err != nil {
+		return err
+	}
 	var buf []byte
 	for i, r := range d.cves {
 		if buf = d.appendText(buf[:0], r.affected); len(buf) > 0 {

@@ -20,6 +20,15 @@ import (
 // first ?version= query read one CVE at a time, never a list. A load
 // keeps them compressed, in blocks of consecutive texts (farTexts), and
 // a read decodes the one block that holds its text.
+//
+// A load (TextsLoader.ParsePieceLazy) does not even make the blocks: it
+// keeps each piece of the stored table (a chunk of the snapshot file)
+// as it is stored, compressed, and the first read of one of its far
+// texts makes its blocks, some milliseconds for a 4 MB piece. Reading
+// the texts out of their JSON strings and compressing them again was
+// 0.3 s of a 400k load (0.4 of what CVE JSON 5 records add to it), for
+// texts most CVEs never have read; serve's warm-up (WarmVersionTables)
+// reads those of the biggest products' CVEs after the load.
 
 // farBlockTarget is the decoded size at which a block of far texts is
 // closed: a read decodes about this many bytes (some microseconds); a
@@ -28,24 +37,146 @@ const farBlockTarget = 16 << 10
 
 // farTexts are the far texts of a Details: those of its text table that
 // are a JSON array ("[...]") or object ("{...}"), s2-compressed in
-// blocks. Their entries in the table's strs are "", unless a line names
-// the text where a plain text is read too (a status, say), see
-// TextsLoader.
+// blocks, per piece of the stored table. Their entries in the table's
+// strs are "", unless a line names the text where a plain text is read
+// too (a status, say), see TextsLoader.
 type farTexts struct {
-	// at[i] and at[i+1] are where text i starts and ends in the stream
-	// of all far texts back to back: equal for a text that is not far.
-	at []uint64
 	// kind[i] is the first byte of far text i ('[' or '{'), 0 for a
 	// text that is not far.
 	kind []byte
+	// pieces are in text order; firsts[k] is pieces[k].first.
+	firsts []int
+	pieces []*farPiece
+}
+
+// farPiece is the far texts of one piece of the stored table: the texts
+// from first on, n of them.
+type farPiece struct {
+	first, n int
+	once     sync.Once
+	// raw is the stored piece, still compressed, and decode what gives
+	// its lines, until its blocks are made (nil once they are, or when
+	// they were made at load).
+	raw    []byte
+	decode func([]byte) ([]byte, error)
+	// at[i] and at[i+1] are where text first+i starts and ends in the
+	// stream of the piece's far texts back to back: equal for a text
+	// that is not far.
+	at []uint32
 	// starts[k] is where block k starts in the stream; a text is never
 	// split between blocks.
-	starts []uint64
+	starts []uint32
 	blocks [][]byte
+	// err is why the blocks could not be made from raw: its texts are
+	// then read as none (Check reports it).
+	err error
 }
 
 // isFar reports whether text id is far.
 func (f *farTexts) isFar(id uint32) bool { return f != nil && f.kind[id] != 0 }
+
+// piece is the piece that holds text id.
+func (f *farTexts) piece(id uint32) *farPiece {
+	k, found := slices.BinarySearch(f.firsts, int(id))
+	if !found {
+		k--
+	}
+	return f.pieces[k]
+}
+
+// ready makes pc's blocks if a lazy load left them to the first read,
+// and reports whether pc has them. It is safe for concurrent use.
+func (pc *farPiece) ready(kind []byte) bool {
+	pc.once.Do(func() {
+		if pc.raw == nil {
+			return
+		}
+		data, err := pc.decode(pc.raw)
+		if err == nil {
+			err = pc.build(kind, data)
+		}
+		pc.raw, pc.decode, pc.err = nil, nil, err
+	})
+	return pc.err == nil
+}
+
+// build makes pc's blocks from its lines in data (those of texts
+// pc.first to pc.first+pc.n, each a JSON string ending in "\n"): the
+// texts kind marks far, read out of their strings back to back, are
+// compressed in blocks of about farBlockTarget bytes. Errors name the
+// line by its number from 1 among all texts.
+func (pc *farPiece) build(kind []byte, data []byte) error {
+	pc.at = make([]uint32, pc.n+1)
+	var (
+		cur  []byte // the block being filled: its decoded texts
+		size uint32 // the stream's bytes in the blocks closed
+		out  []byte // the compressed blocks back to back
+		ends []int
+	)
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		if out == nil {
+			out = make([]byte, 0, len(data)/4) // JSON compresses some 5 times
+		}
+		n := len(out)
+		out = slices.Grow(out, s2.MaxEncodedLen(len(cur)))
+		enc := s2.Encode(out[n:cap(out)], cur) // in place: big enough
+		out = out[:n+len(enc)]
+		pc.starts = append(pc.starts, size)
+		ends = append(ends, len(out))
+		size += uint32(len(cur))
+		cur = cur[:0]
+	}
+	i := 0
+	for ; len(data) > 0; i++ {
+		j := bytes.IndexByte(data, '\n')
+		if j < 0 {
+			j = len(data)
+		}
+		line := data[:j]
+		data = data[min(j+1, len(data)):]
+		if i >= pc.n {
+			return fmt.Errorf("%w: more than the piece's %d texts", ErrDetails, pc.n)
+		}
+		n := pc.first + i
+		if kind[n] == 0 {
+			pc.at[i+1] = pc.at[i]
+			continue
+		}
+		mark := len(cur)
+		var err error
+		if cur, err = appendText(cur, line); err != nil {
+			return fmt.Errorf("record %d: %w", n+1, err)
+		}
+		if text := cur[mark:]; len(text) < 2 || text[0] != kind[n] || text[len(text)-1] != kind[n]+2 { // ']' and '}' are 2 past '[' and '{'
+			return fmt.Errorf("%w: record %d is not a JSON text", ErrDetails, n+1)
+		}
+		if uint64(size)+uint64(len(cur)) > math.MaxUint32 {
+			return fmt.Errorf("%w: piece of texts from %d over 4 GB", ErrDetails, pc.first+1)
+		}
+		pc.at[i+1] = size + uint32(len(cur))
+		if len(cur) >= farBlockTarget {
+			flush()
+		}
+	}
+	if i != pc.n {
+		return fmt.Errorf("%w: %d texts in a piece of %d", ErrDetails, i, pc.n)
+	}
+	flush()
+	if cap(out)-len(out) > len(out)/8 {
+		out = slices.Clone(out) // at its size: the rest is garbage now
+	}
+	for k, end := range ends {
+		from := 0
+		if k > 0 {
+			from = ends[k-1]
+		}
+		pc.blocks = append(pc.blocks, out[from:end:end])
+	}
+	return nil
+}
 
 // farBufs are the buffers blocks are decoded into.
 var farBufs = sync.Pool{New: func() any { return new([]byte) }}
@@ -55,25 +186,33 @@ var farBufs = sync.Pool{New: func() any { return new([]byte) }}
 // decision are mostly in one block). Its buffer is pooled: release it.
 type farReader struct {
 	f    *farTexts
-	k    int    // the block in data; -1 for none
-	data []byte // block k decoded
+	pc   *farPiece // the piece of block k
+	k    int       // the block in data; -1 for none
+	data []byte    // block k decoded
 	buf  *[]byte
 }
 
 func (f *farTexts) reader() farReader { return farReader{f: f, k: -1} }
 
 // appendTo appends far text id to dst; ok is false if its block does not
-// decode, which a block compressed at load never fails to.
+// decode, which a block compressed by this process never fails to, or
+// if its piece's blocks could not be made.
 func (r *farReader) appendTo(dst []byte, id uint32) ([]byte, bool) {
-	f := r.f
-	lo, hi := f.at[id], f.at[id+1]
-	k, found := slices.BinarySearch(f.starts, lo)
+	pc := r.f.piece(id)
+	if !pc.ready(r.f.kind) {
+		return dst, false
+	}
+	lo, hi := pc.at[int(id)-pc.first], pc.at[int(id)-pc.first+1]
+	k, found := slices.BinarySearch(pc.starts, lo)
 	if !found {
 		k--
 	}
-	if k != r.k {
+	if k < 0 {
+		return dst, false
+	}
+	if pc != r.pc || k != r.k {
 		r.k = -1
-		block := f.blocks[k]
+		block := pc.blocks[k]
 		n, err := s2.DecodedLen(block)
 		if err != nil {
 			return dst, false
@@ -87,10 +226,10 @@ func (r *farReader) appendTo(dst []byte, id uint32) ([]byte, bool) {
 		if r.data, err = s2.Decode((*r.buf)[:n], block); err != nil {
 			return dst, false
 		}
-		r.k = k
+		r.pc, r.k = pc, k
 	}
-	from, to := lo-f.starts[k], hi-f.starts[k]
-	if to > uint64(len(r.data)) {
+	from, to := lo-pc.starts[k], hi-pc.starts[k]
+	if to > uint32(len(r.data)) {
 		return dst, false
 	}
 	return append(dst, r.data[from:to]...), true
@@ -102,6 +241,20 @@ func (r *farReader) release() {
 		farBufs.Put(r.buf)
 		*r = farReader{f: r.f, k: -1}
 	}
+}
+
+// check makes the blocks of every piece and reports the first piece
+// whose blocks could not be made.
+func (f *farTexts) check() error {
+	if f == nil {
+		return nil
+	}
+	for _, pc := range f.pieces {
+		if !pc.ready(f.kind) {
+			return pc.err
+		}
+	}
+	return nil
 }
 
 // appendText appends text id of d's table to dst, far or not.
@@ -140,23 +293,15 @@ func (d *Details) textShaped(id uint32, open, close byte) bool {
 // at the same time on several goroutines. The JSON texts among them are
 // kept compressed (see farTexts); the others become strings. Then
 // DetailsLoader reads the lines of the CVEs against it.
+//
+// A text is far when its line is a JSON string that starts with "[ or
+// "{ and ends with the matching ]" or }": what a writer makes of a JSON
+// array or object. Any other text is a string, whatever it reads as.
 type TextsLoader struct {
 	strs   []string
-	far    farTexts // at, kind; starts and blocks once every piece is parsed
-	pieces []textsPiece
+	kind   []byte
+	pieces []farPiece
 	seen   []bool
-}
-
-// textsPiece is what a piece of the text table holds of the far texts:
-// its blocks, compressed back to back in data (block k is
-// data[ends[k-1]:ends[k]]), and where each starts in the piece's part of
-// the stream.
-type textsPiece struct {
-	first, n int // the piece's texts: from first on, n of them
-	data     []byte
-	ends     []int
-	starts   []uint64
-	size     uint64 // far bytes in the piece
 }
 
 // NewTextsLoader starts a text table of texts texts stored in pieces
@@ -167,8 +312,8 @@ func NewTextsLoader(texts, pieces int) (*TextsLoader, error) {
 	}
 	return &TextsLoader{
 		strs:   make([]string, texts),
-		far:    farTexts{at: make([]uint64, texts+1), kind: make([]byte, texts)},
-		pieces: make([]textsPiece, pieces),
+		kind:   make([]byte, texts),
+		pieces: make([]farPiece, pieces),
 		seen:   make([]bool, pieces),
 	}, nil
 }
@@ -179,29 +324,44 @@ func NewTextsLoader(texts, pieces int) (*TextsLoader, error) {
 // without a backslash is read as the bytes between its quotes. The error
 // names the line by its number from 1 among all texts.
 func (l *TextsLoader) ParsePiece(p, first int, data []byte) error {
+	pc, err := l.parse(p, first, data)
+	if err != nil {
+		return err
+	}
+	pc.once.Do(func() { pc.err = pc.build(l.kind, data) })
+	return pc.err
+}
+
+// ParsePieceLazy is ParsePiece, except that the piece's far texts are
+// left in raw, the piece as stored, which l keeps: decode(raw) must give
+// data again, and is called once, on the first read of one of them (see
+// farTexts). Their lines are not read beyond their first and last bytes
+// until then: a bad one is an error of Details.Check, and reads as none.
+func (l *TextsLoader) ParsePieceLazy(p, first int, data, raw []byte, decode func(raw []byte) ([]byte, error)) error {
+	pc, err := l.parse(p, first, data)
+	if err != nil {
+		return err
+	}
+	for _, k := range l.kind[first : first+pc.n] {
+		if k != 0 {
+			pc.raw, pc.decode = raw, decode
+			return nil
+		}
+	}
+	pc.once.Do(func() { pc.at = make([]uint32, pc.n+1) }) // no far text
+	return nil
+}
+
+// parse reads piece p's lines: the plain texts into strings, the far
+// ones marked in kind.
+func (l *TextsLoader) parse(p, first int, data []byte) (*farPiece, error) {
 	if p < 0 || p >= len(l.pieces) || l.seen[p] {
-		return fmt.Errorf("%w: text piece %d", ErrDetails, p)
+		return nil, fmt.Errorf("%w: text piece %d", ErrDetails, p)
 	}
 	l.seen[p] = true
 	pc := &l.pieces[p]
 	pc.first = first
-	var cur []byte // the block being filled: its decoded texts
-	flush := func() {
-		if len(cur) == 0 {
-			return
-		}
-		if pc.data == nil {
-			pc.data = make([]byte, 0, len(data)/4) // JSON compresses some 5 times
-		}
-		n := len(pc.data)
-		pc.data = slices.Grow(pc.data, s2.MaxEncodedLen(len(cur)))
-		enc := s2.Encode(pc.data[n:cap(pc.data)], cur) // in place: big enough
-		pc.data = pc.data[:n+len(enc)]
-		pc.starts = append(pc.starts, pc.size)
-		pc.ends = append(pc.ends, len(pc.data))
-		pc.size += uint64(len(cur))
-		cur = cur[:0]
-	}
+	var buf []byte
 	for n := first; len(data) > 0; n++ {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -209,42 +369,40 @@ func (l *TextsLoader) ParsePiece(p, first int, data []byte) error {
 		}
 		line := data[:i]
 		data = data[min(i+1, len(data)):]
-		if n >= len(l.strs) {
-			return fmt.Errorf("%w: more than the %d texts", ErrDetails, len(l.strs))
+		if n < 0 || n >= len(l.strs) {
+			return nil, fmt.Errorf("%w: more than the %d texts", ErrDetails, len(l.strs))
 		}
 		pc.n++
-		mark := len(cur)
-		if len(line) >= 2 && line[0] == '"' && line[len(line)-1] == '"' && bytes.IndexByte(line, '\\') < 0 {
-			// Most texts have no escape: the bytes between the quotes.
-			cur = append(cur, line[1:len(line)-1]...)
-		} else {
-			var ok bool
-			if cur, ok = appendUnescaped(cur, line); !ok {
-				var s string
-				if err := json.Unmarshal(line, &s); err != nil {
-					return fmt.Errorf("record %d: %w", n+1, err)
-				}
-				cur = append(cur, s...)
-			}
-		}
-		text := cur[mark:]
-		if k := len(text); k >= 2 && (text[0] == '[' && text[k-1] == ']' || text[0] == '{' && text[k-1] == '}') {
-			l.far.kind[n] = text[0]
-			l.far.at[n+1] = pc.size + uint64(len(cur)) // in the piece's part, for now
-			if len(cur) >= farBlockTarget {
-				flush()
-			}
+		if k := len(line); k >= 4 && line[0] == '"' && line[k-1] == '"' &&
+			(line[1] == '[' && line[k-2] == ']' || line[1] == '{' && line[k-2] == '}') {
+			l.kind[n] = line[1]
 			continue
 		}
-		l.strs[n] = string(text)
-		cur = cur[:mark]
-		l.far.at[n+1] = pc.size + uint64(len(cur))
+		var err error
+		if buf, err = appendText(buf[:0], line); err != nil {
+			return nil, fmt.Errorf("record %d: %w", n+1, err)
+		}
+		l.strs[n] = string(buf)
 	}
-	flush()
-	if cap(pc.data)-len(pc.data) > len(pc.data)/8 {
-		pc.data = slices.Clone(pc.data) // at its size: the rest is garbage now
+	return pc, nil
+}
+
+// appendText appends the text of line, a JSON string, to dst: the bytes
+// between the quotes when it has no backslash, else what json.Unmarshal
+// reads.
+func appendText(dst, line []byte) ([]byte, error) {
+	if len(line) >= 2 && line[0] == '"' && line[len(line)-1] == '"' && bytes.IndexByte(line, '\\') < 0 {
+		// Most texts have no escape: the bytes between the quotes.
+		return append(dst, line[1:len(line)-1]...), nil
 	}
-	return nil
+	if out, ok := appendUnescaped(dst, line); ok {
+		return out, nil
+	}
+	var s string
+	if err := json.Unmarshal(line, &s); err != nil {
+		return dst, err
+	}
+	return append(dst, s...), nil
 }
 
 // DetailsLoader returns the loader of the CVEs' lines of a Details of
@@ -252,46 +410,34 @@ func (l *TextsLoader) ParsePiece(p, first int, data []byte) error {
 // table once every piece of it is parsed.
 func (l *TextsLoader) DetailsLoader(cves, pieces int) (*DetailsLoader, error) {
 	next := 0 // the texts the pieces cover, in order, with no gap
-	order := make([]int, len(l.pieces))
-	for p := range order {
-		order[p] = p
-	}
-	slices.SortFunc(order, func(x, y int) int { return l.pieces[x].first - l.pieces[y].first })
-	f := &l.far
-	var base uint64
-	for _, p := range order {
-		pc := &l.pieces[p]
+	f := &farTexts{kind: l.kind}
+	for p := range l.pieces {
 		if !l.seen[p] {
 			return nil, fmt.Errorf("%w: text piece %d not parsed", ErrDetails, p)
 		}
+		f.pieces = append(f.pieces, &l.pieces[p])
+	}
+	slices.SortFunc(f.pieces, func(x, y *farPiece) int { return x.first - y.first })
+	anyFar := false
+	for _, pc := range f.pieces {
 		if pc.first != next {
-			return nil, fmt.Errorf("%w: text piece %d starts at text %d, not %d", ErrDetails, p, pc.first+1, next+1)
+			return nil, fmt.Errorf("%w: text piece starts at text %d, not %d", ErrDetails, pc.first+1, next+1)
 		}
-		for i := pc.first + 1; i <= pc.first+pc.n; i++ {
-			f.at[i] += base
-		}
-		for k, s := range pc.starts {
-			from := 0
-			if k > 0 {
-				from = pc.ends[k-1]
-			}
-			f.starts = append(f.starts, base+s)
-			f.blocks = append(f.blocks, pc.data[from:pc.ends[k]:pc.ends[k]])
-		}
-		base += pc.size
+		f.firsts = append(f.firsts, pc.first)
+		anyFar = anyFar || pc.raw != nil || len(pc.blocks) > 0
 		next += pc.n
 	}
 	if next != len(l.strs) {
 		return nil, fmt.Errorf("%w: %d texts for %d", ErrDetails, next, len(l.strs))
 	}
-	if len(l.strs) > 0 && f.kind[0] != 0 {
+	if len(l.strs) > 0 && l.kind[0] != 0 {
 		return nil, fmt.Errorf("%w: the text table does not start with \"\"", ErrDetails)
 	}
 	dl, err := NewDetailsLoader(l.strs, cves, pieces)
 	if err != nil {
 		return nil, err
 	}
-	if len(f.blocks) > 0 {
+	if anyFar {
 		dl.d.far = f
 	}
 	return dl, nil

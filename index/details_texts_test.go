@@ -108,8 +108,10 @@ func TestDetailsLoadedKeepsJSONCompressed(t *testing.T) {
 		held += len(s)
 	}
 	if d.far != nil {
-		for _, b := range d.far.blocks {
-			compressed += len(b)
+		for _, pc := range d.far.pieces {
+			for _, b := range pc.blocks {
+				compressed += len(b)
+			}
 		}
 	}
 	if held > jsonBytes/10 || compressed == 0 || compressed > jsonBytes/3 {

@@ -27,6 +27,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 )
 
 // NVDStored is packed records' facts in their stored form (format 7).
@@ -73,6 +74,66 @@ func (s *NVDStored) AppendLine(dst []byte, i int) []byte {
 		dst = strconv.AppendUint(append(dst, ' '), uint64(id), 10)
 	}
 	return dst
+}
+
+// StoredFacts are the facts of record i as its stored line keeps them
+// (see AppendLine), and the compressed size of its block when it is the
+// block's first record (0 otherwise): the times to the millisecond,
+// VulnStatus "Rejected" or "", the KEV date, the flags, the source, the
+// CWEs and tags, and per CVSS version the severities and the vectors, as
+// two lists (the severities in the order NONE to CRITICAL) zipped into
+// metrics, not the record's pairs. Stored again (StoreNVD) in the same
+// place among the others, they give record i's line: an incremental build
+// carries a record over from the previous snapshot's stored form with
+// them.
+func (n *NVD) StoredFacts(i int) (NVDFacts, int) {
+	r := &n.recs[i]
+	const layout = "2006-01-02T15:04:05.000"
+	f := NVDFacts{ID: n.ID(i), Published: time.UnixMilli(r.pub).UTC().Format(layout),
+		LastModified: time.UnixMilli(r.mod).UTC().Format(layout), Source: n.source[r.source],
+		CertAlerts: r.flags&flagCertAlerts != 0, CertNotes: r.flags&flagCertNotes != 0, OVAL: r.flags&flagOVAL != 0}
+	if r.flags&flagRejected != 0 {
+		f.VulnStatus = "Rejected"
+	}
+	if r.kev > 0 {
+		f.KEV = time.Unix(int64(r.kev-1)*86400, 0).UTC().Format(time.DateOnly)
+	}
+	var vectors [3][]string
+	for _, id := range n.pool[r.lo : r.lo+uint32(r.n)] {
+		t := n.strs[id]
+		switch t[0] {
+		case nvdKindCWE:
+			f.CWEs = append(f.CWEs, t[1:])
+		case nvdKindTag:
+			f.Tags = append(f.Tags, t[1:])
+		case nvdKindV2, nvdKindV3, nvdKindV4:
+			v := t[0] - nvdKindV2
+			vectors[v] = append(vectors[v], t[1:])
+		}
+	}
+	for v, dst := range [3]*[]NVDMetric{&f.V2, &f.V3, &f.V4} {
+		var sevs []string
+		for k, s := range nvdSeverities {
+			if r.sev&sevBit(v+2, s) != 0 {
+				sevs = append(sevs, nvdSeverities[k])
+			}
+		}
+		for k := range max(len(sevs), len(vectors[v])) {
+			var m NVDMetric
+			if k < len(sevs) {
+				m.Severity = sevs[k]
+			}
+			if k < len(vectors[v]) {
+				m.Vector = vectors[v][k]
+			}
+			*dst = append(*dst, m)
+		}
+	}
+	frame := 0
+	if r.slot == 0 {
+		frame = int(n.blocks[r.block+1] - n.blocks[r.block])
+	}
+	return f, frame
 }
 
 // ErrNVDFacts is wrapped by the errors of stored facts that do not parse.

@@ -286,3 +286,64 @@ func TestNVDLoaderAllocs(t *testing.T) {
 		t.Errorf("%.0f allocations to parse 2,000 records", allocs)
 	}
 }
+
+// TestNVDStoredFactsStoreTheSame: the facts a store gives back of its
+// records (StoredFacts), stored again, give the same text table and
+// lines, alone or mixed with records' full facts (as an incremental
+// build mixes carried records and records read again), though they keep
+// only what the lines keep (times to the millisecond, severities and
+// vectors apart, the status only as rejected or not).
+func TestNVDStoredFactsStoreTheSame(t *testing.T) {
+	recs := randomNVDRecords(1000)
+	n, s, _ := storedNVD(t, recs)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	p, err := PackNVD(recs, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossy, first := 0, 0
+	back := make([]NVDFacts, n.Len())
+	for i := range back {
+		var frame int
+		back[i], frame = n.StoredFacts(i)
+		want := 0
+		if i == first {
+			b := i / NVDBlockRecords
+			want, first = p.Blocks[b].Size, first+p.Blocks[b].Records
+		}
+		if frame != want {
+			t.Fatalf("record %d: frame %d, want %d", i+1, frame, want)
+		}
+		if !reflect.DeepEqual(back[i], p.Facts[i]) {
+			lossy++
+		}
+	}
+	if lossy < len(back)/2 {
+		t.Errorf("only %d of %d records' facts differ from those stored: the test's records are too plain", lossy, len(back))
+	}
+	for _, mix := range []string{"all", "even", "odd"} {
+		facts := make([]NVDFacts, len(back))
+		for i := range facts {
+			facts[i] = p.Facts[i]
+			if mix == "all" || mix == "even" && i%2 == 0 || mix == "odd" && i%2 == 1 {
+				facts[i] = back[i]
+			}
+		}
+		s2, err := StoreNVD(&PackedNVD{Facts: facts, Blocks: p.Blocks})
+		if err != nil {
+			t.Fatalf("%s: %v", mix, err)
+		}
+		if !reflect.DeepEqual(s2.Texts(), s.Texts()) {
+			t.Fatalf("%s: the text table differs", mix)
+		}
+		for i := range s.Len() {
+			if a, b := s.AppendLine(nil, i), s2.AppendLine(nil, i); !bytes.Equal(a, b) {
+				t.Fatalf("%s: line %d is %q, want %q", mix, i+1, b, a)
+			}
+		}
+	}
+}

@@ -27,6 +27,15 @@ func (p *packed) add(b []byte) {
 	p.offs = append(p.offs, uint32(len(p.text)))
 }
 
+// addWith adds the item that f appends to the bytes it is given.
+func (p *packed) addWith(f func(dst []byte) []byte) {
+	if p.offs == nil {
+		p.offs = []uint32{uint32(len(p.text))}
+	}
+	p.text = f(p.text)
+	p.offs = append(p.offs, uint32(len(p.text)))
+}
+
 func (p packed) len() int { return max(0, len(p.offs)-1) }
 
 func (p packed) item(k int) []byte {

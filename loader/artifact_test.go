@@ -114,7 +114,7 @@ func TestParseManifest(t *testing.T) {
 	if err != nil || m.Counts.CVEs != 2003 || len(m.Files[keyCVEs].Chunks) == 0 {
 		t.Fatalf("ParseManifest(demo) = %d CVEs, %v", m.Counts.CVEs, err)
 	}
-	if _, err := ParseManifest(bytes.Replace(raw, fmt.Appendf(nil, `"version": %d`, FormatVersion), []byte(`"version": 99`), 1)); err == nil || !strings.Contains(err.Error(), "99") {
+	if _, err := ParseManifest(bytes.Replace(raw, fmt.Appendf(nil, `"version": %d`, m.Version), []byte(`"version": 99`), 1)); err == nil || !strings.Contains(err.Error(), "99") {
 		t.Errorf("version 99: %v, want an error naming it", err)
 	}
 	if _, err := ParseManifest(append(raw, make([]byte, maxManifestBytes)...)); err == nil || !strings.Contains(err.Error(), "larger") {

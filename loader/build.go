@@ -63,6 +63,11 @@ type BuildOptions struct {
 	// caller may not have meant: replacing, without Previous, a snapshot
 	// that has reports (the new one starts its history over).
 	Warn func(line string)
+	// Full makes a build with Previous read every input, as one without
+	// does, even when it could read only the feeds that changed since
+	// Previous was built (see readFeedsIncremental): the result is the
+	// same, byte for byte.
+	Full bool
 	// Aliases, if set, is the alias file that maps the vendor and product
 	// names of CVE JSON 5 affected entries onto NVD's CPE names (see
 	// ParseAliases), replacing the default one (loader/aliases.txt).
@@ -113,31 +118,64 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	spill, err := spillFile(opt.Out)
-	if err != nil {
-		return Manifest{}, err
-	}
-	defer spill.Close()
-	cves, nvdRecs, feedInfo, err := readFeeds(feeds, spill)
-	if err != nil {
-		return Manifest{}, err
-	}
-	stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
 	// NVD's records are packed as the snapshot stores them now, while
 	// little else is held, rather than when it is written.
 	enc, err := newSnapshotEncoder()
 	if err != nil {
 		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
-	packed, err := nvdRecs.pack(enc)
+	defer func() {
+		if enc != nil {
+			enc.Close()
+		}
+	}()
+	var (
+		cves     []index.CVE
+		nvd      *nvdPacked
+		feedInfo []FileInfo
+	)
+	inc, why, err := readFeedsIncremental(opt, feeds, records, enc, stage)
 	if err != nil {
-		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		return Manifest{}, err
 	}
-	nvdRecs = nil
-	spill.Close()
-	packedDetail := plural(len(packed.Facts), "record", "records") + ", " + strconv.Itoa(nvdSize(packed)>>20) + " MiB"
-	nvd := &packedNVD{PackedNVD: packed}
-	packed = nil
+	var prev *Snapshot // read already
+	if inc != nil && inc.fallback {
+		prev, inc = inc.prev, nil
+	}
+	incremental := inc != nil
+	if incremental {
+		cves, nvd, feedInfo, prev = inc.cves, inc.nvd, inc.infos, inc.prev
+		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
+			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
+				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
+		inc = nil // prev is let go before writing
+	} else {
+		if why != "" {
+			stage("full build", "not incremental: "+why)
+		}
+		spill, err := spillFile(opt.Out)
+		if err != nil {
+			return Manifest{}, err
+		}
+		defer spill.Close()
+		var nvdRecs *nvdRecords
+		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds), spill)
+		if err != nil {
+			return Manifest{}, err
+		}
+		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
+		nvd, err = nvdRecs.pack(enc)
+		if err != nil {
+			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		}
+		nvdRecs = nil
+		spill.Close()
+	}
+	// The packed records' files (nvd.zst, the facts, the provenance) are
+	// written beside -o now and moved into the snapshot by the write,
+	// rather than their frames and facts held through the rest of the
+	// build.
+	packedDetail := plural(len(nvd.Facts), "record", "records") + ", " + strconv.Itoa(nvdSize(nvd)>>20) + " MiB"
 	tmpDir, err := spillDir(opt.Out)
 	if err != nil {
 		return Manifest{}, err
@@ -150,7 +188,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	// the write makes its own.
 	enc.Close()
 	enc = nil
-	stage("pack NVD records", packedDetail)
+	if !incremental {
+		stage("pack NVD records", packedDetail)
+	} else {
+		stage("write NVD records", packedDetail)
+	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
@@ -192,13 +234,14 @@ func Build(opt BuildOptions) (Manifest, error) {
 	// Without -previous, the tables start empty and are numbered once.
 	ids.fresh = opt.Previous == ""
 	var reports []index.Report
-	var prev *Snapshot
 	if opt.Previous != "" {
-		if prev, err = Read(opt.Previous); err != nil {
-			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+		if prev == nil {
+			if prev, err = Read(opt.Previous); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+			}
+			stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(prev.Data.Reports), "report", "reports"))
 		}
 		ids, reports = prev.ids, prev.Data.Reports
-		stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(reports), "report", "reports"))
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
@@ -408,6 +451,19 @@ func inputsInOrder(paths, feeds []string, feedInfo []FileInfo, records []string,
 	return out
 }
 
+// feedPositions is the place of each feed among a build's inputs, as in
+// the manifest's Inputs (the CWE catalog first, then paths in order; see
+// inputsInOrder): feeds are those of paths, in their order.
+func feedPositions(paths, feeds []string) []int {
+	out := make([]int, 0, len(feeds))
+	for i, p := range paths {
+		if len(out) < len(feeds) && feeds[len(out)] == p {
+			out = append(out, 1+i)
+		}
+	}
+	return out
+}
+
 // keep is KeepReports with its default.
 func keep(n int) int {
 	if n <= 0 {
@@ -468,26 +524,44 @@ func ReadFeeds(paths []string) ([]index.CVE, error) {
 }
 
 // readFeeds is ReadFeeds, also returning the winning records as read,
-// with their facts (in the same order), and each file's size and
-// SHA-256. A record as read is kept compressed from the moment it wins,
-// in spill unless it is nil (see nvdStore).
+// with their facts and where they came from (in the same order), and each
+// file's size and SHA-256. A record as read is kept compressed from the
+// moment it wins, in spill unless it is nil (see nvdStore). The records'
+// inputs are numbered as a manifest's: the i-th path is input i+1 (see
+// readFeedsAt).
 func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+	return readFeedsAt(paths, nil, spill)
+}
+
+// readFeedsAt is readFeeds with the place of each path among the build's
+// inputs (the index of its FileInfo in the manifest's Inputs; nil: the
+// i-th path is input i+1), which the records' provenance names.
+func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 	store, err := newNVDStore(spill)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer store.close()
-	byID := map[string]*feedRecord{}
+	byID := map[string]*feedWinner{}
 	tab := newStrTab()
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
+		at := int32(i + 1)
+		if pos != nil {
+			at = int32(pos[i])
+		}
 		fi, err := readFeed(p, func(fr *feedRecord) error {
-			if old, ok := byID[fr.cve.Name]; ok && old.modified.After(fr.modified) {
+			w := byID[fr.cve.Name]
+			if w == nil {
+				w = &feedWinner{}
+				byID[fr.cve.Name] = w
+			}
+			if !w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
 				return nil
 			}
 			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
 			tab.cve(&fr.cve)
-			byID[fr.cve.Name] = fr
+			w.rec = fr
 			return nil
 		})
 		if err != nil {
@@ -504,10 +578,10 @@ func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []File
 	}
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
-	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([]nvdRef, len(ids)), spill: spill}
+	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([]nvdRef, len(ids)), from: make([]nvdFrom, len(ids)), spill: spill}
 	for i, id := range ids {
-		fr := byID[id]
-		out[i], nvd.facts[i], nvd.z[i] = fr.cve, fr.nvd.Facts, fr.z
+		w := byID[id]
+		out[i], nvd.facts[i], nvd.z[i], nvd.from[i] = w.rec.cve, w.rec.nvd.Facts, w.rec.z, w.from()
 	}
 	return out, nvd, infos, nil
 }
@@ -515,12 +589,18 @@ func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []File
 // readFeed decodes the feed file at path, passing each record to emit,
 // and returns the file's size and SHA-256.
 func readFeed(path string, emit func(*feedRecord) error) (FileInfo, error) {
+	return readFeedKnown(path, nil, emit)
+}
+
+// readFeedKnown is readFeed passing each record as read to known first
+// (see decodeFeedKnown).
+func readFeedKnown(path string, known func(raw []byte) bool, emit func(*feedRecord) error) (FileInfo, error) {
 	rc, err := openInput(path)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	defer rc.Close()
-	if err := decodeFeed(rc, path, emit); err != nil {
+	if err := decodeFeedKnown(rc, path, known, emit); err != nil {
 		return FileInfo{}, err
 	}
 	return rc.Sum()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-json"
@@ -136,15 +137,37 @@ func mergeCVE5(cves []index.CVE, recs []*CVE5Record) (out []index.CVE, only int)
 // its SSVC decision and its dates, which are all mergeCVE5, the
 // manifest's dates and the refresh guard read of it. The rest of a
 // record (description, references, metrics) is most of its memory.
-func keptOfCVE5(cves []index.CVE) func(*CVE5Record) *CVE5Record {
-	return func(r *CVE5Record) *CVE5Record {
-		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= r.ID })
-		if i == len(cves) || cves[i].Name != r.ID {
-			return r
-		}
-		return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
-			Affected: r.Affected, SSVC: r.SSVC}
+//
+// A record of a CVE of NVD is decoded only in that part (see
+// decodeCVE5Part): its descriptions and references, most of its bytes,
+// are skipped unread rather than decoded and mapped to be dropped.
+func keptOfCVE5(cves []index.CVE) *cve5Keep {
+	return &cve5Keep{partOf: func(id string) bool {
+		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= id })
+		return i < len(cves) && cves[i].Name == id
+	}}
+}
+
+// cve5Keep is what a build keeps of each record (see keptOfCVE5); a nil
+// *cve5Keep keeps all of every record. Safe for concurrent use.
+type cve5Keep struct {
+	// partOf reports whether only part of the record of the CVE id is
+	// kept (a CVE of NVD).
+	partOf func(id string) bool
+}
+
+// keep returns what is kept of r.
+func (k *cve5Keep) keep(r *CVE5Record) *CVE5Record {
+	if k == nil || !k.partOf(r.ID) {
+		return r
 	}
+	return keptPart(r)
+}
+
+// keptPart is the part kept of the record r of a CVE of NVD.
+func keptPart(r *CVE5Record) *CVE5Record {
+	return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
+		Affected: r.Affected, SSVC: r.SSVC}
 }
 
 // MergeCVE5 adds rec to byID, where two records of one CVE meet: the later
@@ -194,6 +217,79 @@ type cve5Container struct {
 		URL  string   `json:"url"`
 		Tags []string `json:"tags"`
 	} `json:"references"`
+	Metrics  []cve5Metric   `json:"metrics"`
+	Affected []cve5Affected `json:"affected"`
+}
+
+// cve5PartRaw is a CVE JSON 5 record holding only the fields a build
+// keeps or checks of the record of a CVE of NVD (see keptOfCVE5): those of
+// cve5Raw but the containers' descriptions, rejected reasons and
+// references, which are skipped unread.
+type cve5PartRaw struct {
+	DataType string `json:"dataType"`
+	Metadata struct {
+		ID                string `json:"cveId"`
+		State             string `json:"state"`
+		AssignerShortName string `json:"assignerShortName"`
+		DatePublished     string `json:"datePublished"`
+		DateUpdated       string `json:"dateUpdated"`
+	} `json:"cveMetadata"`
+	Containers struct {
+		CNA *cve5PartContainer  `json:"cna"`
+		ADP []cve5PartContainer `json:"adp"`
+	} `json:"containers"`
+	// cna is the container decoded into again (see partRaws).
+	cna *cve5PartContainer
+}
+
+// partRaws are the cve5PartRaws decodeCVE5Part decodes into, used again
+// with their containers and the arrays of the containers' affected
+// entries, metrics and problem types, which are most of what decoding
+// one allocated. Nothing of them is kept: reset clears every element, so
+// that what a record does not have is zero, not another record's, and
+// what the kept part holds (pointers, CPEs, platforms) is made anew.
+var partRaws = sync.Pool{New: func() any {
+	r := &cve5PartRaw{cna: new(cve5PartContainer)}
+	r.reset()
+	return r
+}}
+
+// reset makes r as new, keeping its arrays, and its cna the container
+// decoded into.
+func (r *cve5PartRaw) reset() {
+	cna, adp := r.cna, r.Containers.ADP[:cap(r.Containers.ADP)]
+	cna.reset()
+	for i := range adp {
+		adp[i].reset()
+	}
+	*r = cve5PartRaw{cna: cna}
+	r.Containers.CNA, r.Containers.ADP = cna, adp[:0]
+}
+
+// reset clears c, keeping its arrays: their elements are zero.
+func (c *cve5PartContainer) reset() {
+	pts, ms, as := c.ProblemTypes[:cap(c.ProblemTypes)], c.Metrics[:cap(c.Metrics)], c.Affected[:cap(c.Affected)]
+	clear(pts)
+	clear(ms)
+	clear(as)
+	*c = cve5PartContainer{ProblemTypes: pts[:0], Metrics: ms[:0], Affected: as[:0]}
+}
+
+// empty reports whether nothing was decoded into c (a container without
+// members, or none).
+func (c *cve5PartContainer) empty() bool {
+	return c.ProviderMetadata.ShortName == "" && len(c.ProblemTypes) == 0 && len(c.Metrics) == 0 && len(c.Affected) == 0
+}
+
+type cve5PartContainer struct {
+	ProviderMetadata struct {
+		ShortName string `json:"shortName"`
+	} `json:"providerMetadata"`
+	ProblemTypes []struct {
+		Descriptions []struct {
+			CWEID string `json:"cweId"`
+		} `json:"descriptions"`
+	} `json:"problemTypes"`
 	Metrics  []cve5Metric   `json:"metrics"`
 	Affected []cve5Affected `json:"affected"`
 }
@@ -275,31 +371,9 @@ func decodeCVE5(raw []byte) (*CVE5Record, error) {
 // mapCVE5 turns a decoded record into a CVE5Record, following the API
 // decisions.
 func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
-	m := &r.Metadata
-	if m.ID == "" {
-		return nil, errors.New("no cveMetadata.cveId")
-	}
-	if !cveIDPattern.MatchString(m.ID) {
-		return nil, fmt.Errorf("malformed cveId %q", m.ID)
-	}
-	if m.State != cve5Published && m.State != cve5Rejected {
-		return nil, fmt.Errorf("state %q, want PUBLISHED or REJECTED", m.State)
-	}
-	out := &CVE5Record{ID: m.ID, State: m.State, Assigner: m.AssignerShortName}
-	if m.DatePublished != "" {
-		t, err := parseNVDTime(m.DatePublished)
-		if err != nil {
-			return nil, fmt.Errorf("datePublished: %w", err)
-		}
-		out.Published, out.Modified = formatTime(t), t
-	}
-	out.Updated = out.Published
-	if m.DateUpdated != "" {
-		t, err := parseNVDTime(m.DateUpdated)
-		if err != nil {
-			return nil, fmt.Errorf("dateUpdated: %w", err)
-		}
-		out.Updated, out.Modified = formatTime(t), t
+	out, err := mapCVE5Metadata(r.Metadata.ID, r.Metadata.State, r.Metadata.AssignerShortName, r.Metadata.DatePublished, r.Metadata.DateUpdated)
+	if err != nil {
+		return nil, err
 	}
 	cna := r.Containers.CNA
 	if cna == nil {
@@ -310,7 +384,6 @@ func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
 	}
 	out.Description = summaryOf(cna.Descriptions)
 	out.RejectedReason = summaryOf(cna.RejectedReasons)
-	var err error
 	if out.CWEs, err = cve5CWEs(cna); err != nil {
 		return nil, err
 	}
@@ -362,6 +435,114 @@ func mapCVE5(r *cve5Raw) (*CVE5Record, error) {
 		}
 	}
 	return out, nil
+}
+
+// mapCVE5Metadata checks a record's cveMetadata and maps its id, state,
+// assigner and dates.
+func mapCVE5Metadata(id, state, assigner, published, updated string) (*CVE5Record, error) {
+	if id == "" {
+		return nil, errors.New("no cveMetadata.cveId")
+	}
+	if !cveIDPattern.MatchString(id) {
+		return nil, fmt.Errorf("malformed cveId %q", id)
+	}
+	if state != cve5Published && state != cve5Rejected {
+		return nil, fmt.Errorf("state %q, want PUBLISHED or REJECTED", state)
+	}
+	out := &CVE5Record{ID: id, State: state, Assigner: assigner}
+	if published != "" {
+		t, err := parseCVE5Time(published)
+		if err != nil {
+			return nil, fmt.Errorf("datePublished: %w", err)
+		}
+		out.Published, out.Modified = formatTime(t), t
+	}
+	out.Updated = out.Published
+	if updated != "" {
+		t, err := parseCVE5Time(updated)
+		if err != nil {
+			return nil, fmt.Errorf("dateUpdated: %w", err)
+		}
+		out.Updated, out.Modified = formatTime(t), t
+	}
+	return out, nil
+}
+
+// parseCVE5Time is parseNVDTime, quicker for the RFC 3339 times in UTC
+// that records carry ("2024-06-07T10:15:12.293Z"): parseNVDTime tries
+// NVD's layout, without a zone, first, which such a time never matches
+// (its "Z" is text after it), for an error that costs more than the
+// parse.
+func parseCVE5Time(s string) (time.Time, error) {
+	if strings.HasSuffix(s, "Z") {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return parseNVDTime(s)
+}
+
+// decodeCVE5Part decodes buf, a JSON object and white space, into the
+// part that k keeps of a record (see keptOfCVE5): nil when it is not a
+// valid record, or when k keeps all of it (then it is decoded whole).
+// Whatever mapCVE5 checks of a record it checks of this part; of the
+// fields it skips (the containers' descriptions, rejected reasons and
+// references), it checks only that they are JSON.
+func decodeCVE5Part(buf []byte, k *cve5Keep) *CVE5Record {
+	raw := partRaws.Get().(*cve5PartRaw)
+	defer partRaws.Put(raw)
+	defer raw.reset()
+	if json.Unmarshal(buf, raw) != nil || raw.DataType != "CVE_RECORD" || !k.partOf(raw.Metadata.ID) {
+		return nil
+	}
+	m := &raw.Metadata
+	out, err := mapCVE5Metadata(m.ID, m.State, m.AssignerShortName, m.DatePublished, m.DateUpdated)
+	if err != nil {
+		return nil
+	}
+	// The container decoded into was there before: without members, it
+	// may be a record without one, which decodeCVE5Whole tells.
+	cna := raw.Containers.CNA
+	if cna == nil || cna.empty() {
+		return nil
+	}
+	assigner := out.Assigner
+	if s := cna.ProviderMetadata.ShortName; s != "" {
+		assigner = s
+	}
+	if _, err := cve5CWEs(&cve5Container{ProblemTypes: cna.ProblemTypes}); err != nil {
+		return nil
+	}
+	// The metrics are only checked: mapMetrics fails on what mapCVE5
+	// would.
+	cnaMetrics := cve5NVDMetrics(cna.Metrics, assigner)
+	var adpMetrics nvdMetrics
+	for i := range raw.Containers.ADP {
+		adp := &raw.Containers.ADP[i]
+		ms := cve5NVDMetrics(adp.Metrics, adp.ProviderMetadata.ShortName)
+		adpMetrics.V2, adpMetrics.V30 = append(adpMetrics.V2, ms.V2...), append(adpMetrics.V30, ms.V30...)
+		adpMetrics.V31, adpMetrics.V40 = append(adpMetrics.V31, ms.V31...), append(adpMetrics.V40, ms.V40...)
+	}
+	if _, _, err := mapMetrics(&cnaMetrics); err != nil {
+		return nil
+	}
+	if _, _, err := mapMetrics(&adpMetrics); err != nil {
+		return nil
+	}
+	if out.Affected, err = appendCVE5Affected(nil, "cna", cna.Affected); err != nil {
+		return nil
+	}
+	for i := range raw.Containers.ADP {
+		adp := &raw.Containers.ADP[i]
+		if out.Affected, err = appendCVE5Affected(out.Affected, "adp:"+adp.ProviderMetadata.ShortName, adp.Affected); err != nil {
+			return nil
+		}
+		if out.SSVC == nil {
+			out.SSVC = cve5SSVC(adp.Metrics)
+		}
+	}
+	out.Assigner = "" // not kept: see keptPart
+	return out
 }
 
 // cve5CWEs returns the distinct CWE-<n> of the container's problemTypes
@@ -515,6 +696,11 @@ const maxInterned = 128
 type interner struct {
 	strs map[string]string
 	ptrs map[string]*string
+	// The last source, default status, status and version type held:
+	// these take a few values, most often the one before, which is
+	// quicker to compare with than to look up.
+	source, status, versionType string
+	defaultStatus               *string
 }
 
 func newInterner() *interner {
@@ -548,6 +734,29 @@ func (in *interner) ptr(p *string) *string {
 	return p
 }
 
+// strAs is str(s), compared first with *last, the one it gave before for
+// the same field, which it keeps.
+func (in *interner) strAs(last *string, s string) string {
+	if s == *last {
+		return *last
+	}
+	*last = in.str(s)
+	return *last
+}
+
+// ptrAs is ptr(p), compared first with *last, the one it gave before
+// for the same field, which it keeps.
+func (in *interner) ptrAs(last **string, p *string) *string {
+	if p == nil {
+		return nil
+	}
+	if *last != nil && **last == *p {
+		return *last
+	}
+	*last = in.ptr(p)
+	return *last
+}
+
 // record makes the strings of r's affected entries and SSVC decision
 // those held.
 func (in *interner) record(r *CVE5Record) {
@@ -561,8 +770,8 @@ func (in *interner) record(r *CVE5Record) {
 func (in *interner) affected(es []index.AffectedEntry) {
 	for i := range es {
 		e := &es[i]
-		e.Source = in.str(e.Source)
-		e.Vendor, e.Product, e.PackageName, e.DefaultStatus = in.ptr(e.Vendor), in.ptr(e.Product), in.ptr(e.PackageName), in.ptr(e.DefaultStatus)
+		e.Source = in.strAs(&in.source, e.Source)
+		e.Vendor, e.Product, e.PackageName, e.DefaultStatus = in.ptr(e.Vendor), in.ptr(e.Product), in.ptr(e.PackageName), in.ptrAs(&in.defaultStatus, e.DefaultStatus)
 		for j := range e.CPEs {
 			e.CPEs[j] = in.str(e.CPEs[j])
 		}
@@ -571,7 +780,7 @@ func (in *interner) affected(es []index.AffectedEntry) {
 		}
 		for j := range e.Versions {
 			v := &e.Versions[j]
-			v.Version, v.Status, v.VersionType = in.str(v.Version), in.str(v.Status), in.str(v.VersionType)
+			v.Version, v.Status, v.VersionType = in.str(v.Version), in.strAs(&in.status, v.Status), in.strAs(&in.versionType, v.VersionType)
 			v.LessThan, v.LessThanOrEqual = in.ptr(v.LessThan), in.ptr(v.LessThanOrEqual)
 			for k := range v.Changes {
 				c := &v.Changes[k]

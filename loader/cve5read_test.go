@@ -267,3 +267,44 @@ func TestReadCVE5ZipInflateAllocs(t *testing.T) {
 		t.Errorf("%d bytes allocated a record of %d bytes", per, len(files[0].data))
 	}
 }
+
+// countingReaderAt counts the reads of a reader at.
+type countingReaderAt struct {
+	ra    io.ReaderAt
+	reads atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	c.reads.Add(1)
+	return c.ra.ReadAt(p, off)
+}
+
+// TestReadCVE5ZipReadsAhead: the small files of a zip archive (cvelistV5's
+// bundle has a record a file) are read from it a window at a time, not
+// each with reads of its own (a system call each for its header and its
+// data): 2000 records of 0.8 MB in all take a few reads of the archive,
+// and come out as they went in.
+func TestReadCVE5ZipReadsAhead(t *testing.T) {
+	var files []cve5ZipFile
+	for i := range 2000 {
+		id := fmt.Sprintf("CVE-2024-%05d", i+1)
+		files = append(files, cve5ZipFile{name: id + ".json", data: []byte(cve5JSON(id, "2024-02-01T00:00:00.000Z", fmt.Sprintf("d%d", i)))})
+	}
+	data := cve5Zip(t, files...)
+	c := &countingReaderAt{ra: bytes.NewReader(data)}
+	n := 0
+	err := readCVE5Zip(c, int64(len(data)), "cves.zip", 0, nil, func(r *CVE5Record) error {
+		if want := fmt.Sprintf("d%d", n); r.Description != want {
+			t.Fatalf("record %d: description %q, want %q", n+1, r.Description, want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(files) {
+		t.Fatalf("%d records, %v", n, err)
+	}
+	t.Logf("%d records, %d bytes: %d reads", n, len(data), c.reads.Load())
+	if c.reads.Load() > 20 {
+		t.Errorf("%d records of %d bytes in all took %d reads", n, len(data), c.reads.Load())
+	}
+}

@@ -106,6 +106,14 @@ type feedRecord struct {
 // feed document from r, mapping each record and passing it to emit in
 // document order. name is used in errors only.
 func decodeFeed(r io.Reader, name string, emit func(*feedRecord) error) error {
+	return decodeFeedKnown(r, name, nil, emit)
+}
+
+// decodeFeedKnown is decodeFeed passing each record as read (the "cve"
+// object) to known first, when set: a record known takes it is not
+// decoded further nor emitted (an incremental build's record already in
+// the previous snapshot).
+func decodeFeedKnown(r io.Reader, name string, known func(raw []byte) bool, emit func(*feedRecord) error) error {
 	dec := json.NewDecoder(unnamedReads{r}) // fail names the file
 	fail := func(err error) error { return fmt.Errorf("loader: feed %s: %w", name, err) }
 	if err := expectDelim(dec, '{'); err != nil {
@@ -139,6 +147,9 @@ func decodeFeed(r io.Reader, name string, emit func(*feedRecord) error) error {
 			}
 			if len(rec.CVE) == 0 || string(rec.CVE) == "null" {
 				return fail(fmt.Errorf("record %d: no \"cve\" object", i+1))
+			}
+			if known != nil && known(rec.CVE) {
+				continue
 			}
 			var n nvdCVE
 			if err := json.Unmarshal(rec.CVE, &n); err != nil {

@@ -99,9 +99,10 @@ func isCertAlert(u string) bool {
 }
 
 // writeNVD writes the NVD records' files into dir, from the records
-// packed, in the form of format version (6 or 7), and puts their manifest
-// entries into files.
-func writeNVD(dir string, p *index.PackedNVD, enc *zstd.Encoder, version int, files map[string]FileInfo) error {
+// packed, in the form of format version (6, 7 or 8: 7 and where each
+// record came from), and puts their manifest entries into files.
+func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder, version int, files map[string]FileInfo) error {
+	p := np.PackedNVD
 	data, err := writeBlocks(filepath.Join(dir, fileNVD), p)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fileNVD, err)
@@ -139,6 +140,19 @@ func writeNVD(dir string, p *index.PackedNVD, enc *zstd.Encoder, version int, fi
 		return line, nil
 	}); err != nil {
 		return fmt.Errorf("%s: %w", fileNVDFacts, err)
+	}
+	if version < 8 {
+		return nil
+	}
+	if files[keyNVDFrom], err = writeDataFile(filepath.Join(dir, fileNVDFrom), enc, len(p.Facts), func(i int) ([]byte, error) {
+		var f nvdFrom
+		if np.from != nil {
+			f = np.from[i]
+		}
+		line = f.appendLine(line[:0])
+		return line, nil
+	}); err != nil {
+		return fmt.Errorf("%s: %w", fileNVDFrom, err)
 	}
 	return nil
 }
@@ -207,6 +221,26 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 	if m.Version == 6 {
 		return loadNVD6(dir, m, dec, wrap)
 	}
+	l, err := parseNVDFacts(dir, m, dec, wrap)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openChecked(dir, fi)
+	if err != nil {
+		return nil, wrap(keyNVD, err)
+	}
+	n, err := l.NVDFile(f, fi.Size)
+	if err != nil {
+		f.Close()
+		return nil, wrap(keyNVDFacts, err)
+	}
+	return n, nil
+}
+
+// parseNVDFacts parses the NVD facts of a snapshot of format 7 on
+// (nvdfacts.txt.zst over nvdstrings.jsonl.zst) into a loader whose NVD
+// is still to be made.
+func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, error) error) (*index.NVDLoader, error) {
 	texts, err := decodeTexts(dir, m.Files[keyNVDStrings], dec)
 	if err != nil {
 		return nil, wrap(keyNVDStrings, err)
@@ -222,21 +256,12 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 	}
 	// Each chunk is parsed as it is decoded, on the decoding goroutines,
 	// straight into the records, and its text dropped.
-	if err := decodeFile(dir, facts, dec, func(c int, data []byte) error {
+	if err := decodeFileReusing(dir, facts, dec, func(c int, data []byte) error {
 		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyNVDFacts, err)
 	}
-	f, err := openChecked(dir, fi)
-	if err != nil {
-		return nil, wrap(keyNVD, err)
-	}
-	n, err := l.NVDFile(f, fi.Size)
-	if err != nil {
-		f.Close()
-		return nil, wrap(keyNVDFacts, err)
-	}
-	return n, nil
+	return l, nil
 }
 
 // decodeTexts decodes a data file of JSON strings, one a line.
@@ -337,7 +362,9 @@ func openChecked(dir string, fi FileInfo) (*os.File, error) {
 }
 
 // validateNVD checks, beyond what a load checks, that every stored NVD
-// record decodes, is a JSON object, and is the record its facts name.
+// record decodes, is a JSON object, and is the record its facts name, and
+// (format 8) that nvdfrom.txt.zst, which a load does not read, says where
+// each came from in lines that parse.
 func validateNVD(dir string, m Manifest, dec *zstd.Decoder) error {
 	if m.Version < 6 {
 		return nil
@@ -364,6 +391,21 @@ func validateNVD(dir string, m Manifest, dec *zstd.Decoder) error {
 		if want := n.ID(i); id != want {
 			return fmt.Errorf("loader: snapshot %s: %s: record %d is %q, its facts say %s", dir, fileNVD, i+1, id, want)
 		}
+	}
+	if m.Version < 8 {
+		return nil
+	}
+	// Where each record came from: a line per record, naming inputs of
+	// the manifest.
+	fi := m.Files[keyNVDFrom]
+	if fi.Records != n.Len() {
+		return fmt.Errorf("loader: snapshot %s: %s: %d records for %d NVD records", dir, fileNVDFrom, fi.Records, n.Len())
+	}
+	if err := eachRecord(dir, fi, dec, func(i int, line []byte) error {
+		_, err := parseNVDFrom(line, len(m.Inputs))
+		return err
+	}); err != nil {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileNVDFrom, err)
 	}
 	return nil
 }

@@ -99,23 +99,24 @@ func (s *nvdStore) close() error {
 }
 
 // nvdRecords are the winning records of a build's feeds: each one's
-// facts and its record as read, compressed alone (see nvdStore), in
-// memory or in spill.
+// facts, its record as read, compressed alone (see nvdStore), in
+// memory or in spill, and where it came from.
 type nvdRecords struct {
 	facts []index.NVDFacts
 	z     []nvdRef
+	from  []nvdFrom
 	spill *os.File
 }
 
 // pack orders the records as served and compresses them in blocks with
 // enc (see index.PackNVD), decompressing each as its block is made.
-func (n *nvdRecords) pack(enc *zstd.Encoder) (*index.PackedNVD, error) {
+func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
 	dec, err := decoder()
 	if err != nil {
 		return nil, err
 	}
 	var frames sync.Pool // of *[]byte: a record read back from spill
-	return index.PackNVDFrom(n.facts, func(i int, dst []byte) ([]byte, error) {
+	p, err := index.PackNVDFrom(n.facts, func(i int, dst []byte) ([]byte, error) {
 		r := n.z[i]
 		if r.z != nil || r.n == 0 {
 			return dec.DecodeAll(r.z, dst)
@@ -131,6 +132,38 @@ func (n *nvdRecords) pack(enc *zstd.Encoder) (*index.PackedNVD, error) {
 		}
 		return dec.DecodeAll(*bp, dst)
 	}, enc)
+	if err != nil {
+		return nil, err
+	}
+	return withFrom(p, n.facts, n.from), nil
+}
+
+// nvdPacked are NVD's records packed, with where each came from (nil:
+// not known), in the order of Facts: in memory or, once spill has written
+// the snapshot's files of them into dir, only those files' manifest
+// entries.
+type nvdPacked struct {
+	*index.PackedNVD
+	from  []nvdFrom
+	dir   string
+	files map[string]FileInfo
+}
+
+// withFrom puts from, given in the order of facts, beside p's records,
+// which hold the same records in another order.
+func withFrom(p *index.PackedNVD, facts []index.NVDFacts, from []nvdFrom) *nvdPacked {
+	if from == nil {
+		return &nvdPacked{PackedNVD: p}
+	}
+	at := make(map[string]int, len(facts))
+	for i := range facts {
+		at[facts[i].ID] = i
+	}
+	out := &nvdPacked{PackedNVD: p, from: make([]nvdFrom, len(p.Facts))}
+	for i := range p.Facts {
+		out.from[i] = from[at[p.Facts[i].ID]]
+	}
+	return out
 }
 
 // newSnapshotEncoder is the zstd encoder of a snapshot's data files.
@@ -139,7 +172,7 @@ func newSnapshotEncoder() (*zstd.Encoder, error) {
 }
 
 // nvdSize is the compressed size of the packed records in bytes.
-func nvdSize(p *index.PackedNVD) int {
+func nvdSize(p *nvdPacked) int {
 	n := 0
 	for _, b := range p.Blocks {
 		n += b.Size
@@ -160,25 +193,16 @@ func spillFile(out string) (*os.File, error) {
 	return f, nil
 }
 
-// packedNVD is NVD's records packed for a snapshot (see index.PackNVD),
-// in memory or, once spill has written the snapshot's files of them into
-// dir, only those files' manifest entries.
-type packedNVD struct {
-	*index.PackedNVD
-	dir   string
-	files map[string]FileInfo
-}
-
-// spill writes the snapshot's files of the records (nvd.zst and the
-// facts) into dir and lets the records go: a build holds the rest of its
+// spill writes the snapshot's files of the records (nvd.zst, the facts
+// and the provenance) into dir and lets the records go: a build holds the rest of its
 // data a good while longer (at 400k CVEs, 190 MB of frames and 120 MB of
 // facts). The write moves the files into the snapshot.
-func (p *packedNVD) spill(dir string, enc *zstd.Encoder) error {
+func (p *nvdPacked) spill(dir string, enc *zstd.Encoder) error {
 	files := map[string]FileInfo{}
-	if err := writeNVD(dir, p.PackedNVD, enc, writeVersion, files); err != nil {
+	if err := writeNVD(dir, p, enc, writeVersion, files); err != nil {
 		return err
 	}
-	p.PackedNVD, p.dir, p.files = nil, dir, files
+	p.PackedNVD, p.from, p.dir, p.files = nil, nil, dir, files
 	return nil
 }
 

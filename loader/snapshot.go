@@ -43,7 +43,12 @@ import (
 // nvdstrings.jsonl.zst, the texts they refer to (see index/nvdfacts.go),
 // which a load parses on every core without JSON: a version 6 snapshot
 // still loads from its nvdfacts.jsonl.zst.
-const FormatVersion = 7
+// Version 8 adds nvdfrom.txt.zst: which inputs held each NVD record (its
+// provenance, see incremental.go), which only a build with -previous
+// reads, to carry the records of the feeds that did not change; a load
+// only checks its sums, and a version 7 snapshot loads as before (a build
+// with it as -previous reads every feed).
+const FormatVersion = 8
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -73,10 +78,12 @@ const (
 	keyIDs     = "ids"
 	keyDetails = "details"
 	keyStrings = "strings"
-	// keyNVD and keyNVDFacts: format 6; keyNVDStrings: format 7.
+	// keyNVD and keyNVDFacts: format 6; keyNVDStrings: format 7;
+	// keyNVDFrom: format 8.
 	keyNVD        = "nvd"
 	keyNVDFacts   = "nvdfacts"
 	keyNVDStrings = "nvdstrings"
+	keyNVDFrom    = "nvdfrom"
 
 	fileCWEs       = "cwes.jsonl.zst"
 	fileCVEs       = "cves.jsonl.zst"
@@ -88,6 +95,7 @@ const (
 	fileNVD        = "nvd.zst"
 	fileNVDFacts   = "nvdfacts.txt.zst"
 	fileNVDStrings = "nvdstrings.jsonl.zst"
+	fileNVDFrom    = "nvdfrom.txt.zst"
 	// fileNVDFacts6 is the facts' file of format 6 (JSON lines).
 	fileNVDFacts6 = "nvdfacts.jsonl.zst"
 
@@ -105,14 +113,19 @@ const epssVersion = 6
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
 	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts, keyNVDStrings: fileNVDStrings,
+	keyNVDFrom: fileNVDFrom,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= 7 {
+	if v >= 8 {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
+	delete(old, keyNVDFrom)
+	if v == 7 {
+		return old
+	}
 	delete(old, keyNVDStrings)
 	if v == 6 {
 		old[keyNVDFacts] = fileNVDFacts6

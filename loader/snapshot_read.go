@@ -17,8 +17,9 @@ import (
 
 // Load reads the snapshot in dir and builds its index: the CVE bodies are
 // decoded in parallel into one buffer and served from it; the files
-// serving does not need (metrics, ids) are checked against their sums
-// only. Any problem is an error naming the file; nothing partial is
+// serving does not need (metrics, ids, nvdfrom) are checked against their
+// chunks' sums only (as every file is: the whole-file sums are validate's).
+// Any problem is an error naming the file; nothing partial is
 // returned.
 func Load(dir string) (*index.Index, Manifest, error) {
 	start := time.Now()
@@ -52,7 +53,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, wrap(keyReports, err)
 	}
-	details, err := decodeDetails(dir, m, dec)
+	details, err := decodeDetails(dir, m, dec, true)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -60,8 +61,11 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, err
 	}
-	for _, key := range []string{keyMetrics, keyIDs} {
-		if err := verifyFile(dir, m.Files[key]); err != nil {
+	for _, key := range []string{keyMetrics, keyIDs, keyNVDFrom} {
+		if key == keyNVDFrom && m.Version < 8 {
+			continue
+		}
+		if err := verifyChunks(dir, m.Files[key], false); err != nil {
 			return nil, Manifest{}, wrap(key, err)
 		}
 	}
@@ -187,7 +191,7 @@ func read(dir string, old bool) (*Snapshot, [][]byte, error) {
 		}
 	}
 	if m.Version >= 4 {
-		if s.details, err = decodeDetails(dir, m, dec); err != nil {
+		if s.details, err = decodeDetails(dir, m, dec, false); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -268,8 +272,10 @@ func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry
 
 // decodeDetails decodes a snapshot's details files: the text table, one
 // JSON string a line, and a line of numbers per CVE (see
-// index.Details.AppendLine), in cves.jsonl.zst's order.
-func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, error) {
+// index.Details.AppendLine), in cves.jsonl.zst's order. lazy (a load for
+// serving): the text table's JSON texts are read on first use, from its
+// chunks kept as stored (17 MB at 400k CVEs with records).
+func decodeDetails(dir string, m Manifest, dec *zstd.Decoder, lazy bool) (*index.Details, error) {
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
@@ -285,9 +291,18 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	for i := 1; i < len(sfirsts); i++ {
 		sfirsts[i] = sfirsts[i-1] + sfi.Chunks[i-1].Records
 	}
-	if err := decodeFile(dir, sfi, dec, func(c int, data []byte) error {
-		return tl.ParsePiece(c, sfirsts[c], data)
-	}); err != nil {
+	parse := func(c int, _, data []byte) error { return tl.ParsePiece(c, sfirsts[c], data) }
+	if lazy {
+		// The JSON texts' blocks are made on their first read (see
+		// index.TextsLoader.ParsePieceLazy) from the chunk as stored.
+		parse = func(c int, raw, data []byte) error {
+			size := sfi.Chunks[c].Bytes
+			return tl.ParsePieceLazy(c, sfirsts[c], data, bytes.Clone(raw), func(raw []byte) ([]byte, error) {
+				return dec.DecodeAll(raw, make([]byte, 0, size))
+			})
+		}
+	}
+	if err := decodeChunks(dir, sfi, dec, true, parse); err != nil {
 		return nil, wrap(keyStrings, err)
 	}
 	fi := m.Files[keyDetails]
@@ -310,7 +325,7 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder) (*index.Details, e
 	}
 	// Each chunk is parsed as it is decoded, on the decoding goroutines,
 	// and its text dropped: nothing of the file is kept but the records.
-	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+	if err := decodeFileReusing(dir, fi, dec, func(c int, data []byte) error {
 		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
 		return nil, wrap(keyDetails, err)

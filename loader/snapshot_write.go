@@ -68,7 +68,7 @@ func tablesFromData(d *index.Data) *idTables {
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *packedNVD, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -192,17 +192,17 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		if err != nil {
 			return m, fmt.Errorf("loader: build %s: %w", dir, err)
 		}
-		nvd = &packedNVD{PackedNVD: p}
+		nvd = &nvdPacked{PackedNVD: p}
 	}
 	if nvd.PackedNVD == nil {
-		// Written already (see packedNVD.spill).
+		// Written already (see nvdPacked.spill).
 		for key, fi := range nvd.files {
 			if err := os.Rename(filepath.Join(nvd.dir, fi.Name), filepath.Join(tmp, fi.Name)); err != nil {
 				return m, fmt.Errorf("loader: build %s: %w", dir, err)
 			}
 			m.Files[key] = fi
 		}
-	} else if err = writeNVD(tmp, nvd.PackedNVD, enc, m.Version, m.Files); err != nil {
+	} else if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
 	nvd = nil

@@ -156,12 +156,21 @@ func TestServeMaxDataAge(t *testing.T) {
 func TestServeTurnsStale(t *testing.T) {
 	dir := dataAgeSnapshot(t)
 	logs := &syncBuffer{}
-	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", MaxDataAge: time.Since(newestInput) + 500*time.Millisecond,
+	// The data turns stale margin after the start. A loaded machine can
+	// take longer than that to open the snapshot: then the test cannot
+	// tell "warned when it turned stale" from "warned at once", and says so
+	// instead of failing.
+	const margin = 2 * time.Second
+	start := time.Now()
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", MaxDataAge: time.Since(newestInput) + margin,
 		Log: slog.New(slog.NewTextHandler(logs, nil))}
 	if err := m.Open(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	if took := time.Since(start); took > margin*3/4 {
+		t.Skipf("opening the snapshot took %v of the %v margin: too loaded a machine to time the warning", took, margin)
+	}
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Fatalf("warned at once:\n%s", logs)
 	}

@@ -346,6 +346,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	at := fs.String("time", "", "build time of the new report, `RFC3339` (default: now)")
 	keep := fs.Int("keep-reports", loader.DefaultKeepReports, "how many reports to keep: the new one, then the newest of the others")
 	aliases := fs.String("aliases", "", "alias file, `FILE`, mapping the vendor and product names of CVE JSON 5 affected entries onto NVD's CPE names, one \"cna-vendor/cna-product nvd-vendor/nvd-product # reason\" a line; replaces the default one (loader/aliases.txt)")
+	full := fs.Bool("full", false, "with -previous, read every input even when only some feeds changed since PREV_DIR was built (the snapshot is the same, byte for byte)")
 	force := fs.Bool("force", false, "build even a refresh the guard refuses (see above); and replace OUT_DIR even if it is a non-empty directory that is not a vulnd snapshot, deleting what it holds (never a file, an input or PREV_DIR)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -373,7 +374,7 @@ func cmdBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	m, err := loader.Build(loader.BuildOptions{
-		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, EPSS: *epss, KeepReports: *keep, Time: t, Force: *force, Aliases: *aliases,
+		CWECatalog: *cwe, Feeds: fs.Args(), Out: *out, Previous: *prev, EPSS: *epss, KeepReports: *keep, Time: t, Force: *force, Aliases: *aliases, Full: *full,
 		Stage: func(name string, took time.Duration, detail string) {
 			if detail != "" {
 				detail = " " + detail

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		"org.opencontainers.image.created":  "2026-11-23T06:00:00Z",
 		"org.opencontainers.image.title":    "vulnd snapshot " + id,
 		"dev.vulnd.snapshot.id":             id,
-		"dev.vulnd.snapshot.format-version": "7",
+		"dev.vulnd.snapshot.format-version": "8",
 		"dev.vulnd.snapshot.built-at":       "2026-11-23 06:00:00Z",
 		"dev.vulnd.snapshot.count.cves":     "2003",
 		"dev.vulnd.snapshot.count.cwes":     "104",
@@ -134,7 +135,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		t.Errorf("layers (-want +got):\n%s", diff)
 	}
 	wantTitles := []string{"manifest.json", "cves.jsonl.zst", "cwes.jsonl.zst", "details.txt.zst", "ids.jsonl.zst",
-		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst"}
+		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdfrom.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst"}
 
 	// The same snapshot again: nothing sent, the same artifact.
 	again, err := Publish(ctx, store, demo, []string{"again"})
@@ -249,6 +250,12 @@ func TestPublishRefusesBadSnapshot(t *testing.T) {
 // artifactType, tagged "bad".
 func pushArtifact(t *testing.T, store *memory.Store, artifactType string, names []string, bodies [][]byte) ocispec.Descriptor {
 	t.Helper()
+	return pushAnnotated(t, store, artifactType, names, bodies, nil)
+}
+
+// pushAnnotated is pushArtifact with the manifest's annotations.
+func pushAnnotated(t *testing.T, store *memory.Store, artifactType string, names []string, bodies [][]byte, annotations map[string]string) ocispec.Descriptor {
+	t.Helper()
 	ctx := context.Background()
 	var layers []ocispec.Descriptor
 	for i, name := range names {
@@ -265,7 +272,7 @@ func pushArtifact(t *testing.T, store *memory.Store, artifactType string, names 
 		}
 		layers = append(layers, d)
 	}
-	desc, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, artifactType, oras.PackManifestOptions{Layers: layers})
+	desc, err := oras.PackManifest(ctx, store, oras.PackManifestVersion1_1, artifactType, oras.PackManifestOptions{Layers: layers, ManifestAnnotations: annotations})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +385,8 @@ func pushFiles(t *testing.T, store *memory.Store, dir string) ocispec.Descriptor
 		}
 		bodies[i] = b
 	}
-	return pushArtifact(t, store, ArtifactTypeFiles, names, bodies)
+	// Its format version, as publish annotated it: the files it holds.
+	return pushAnnotated(t, store, ArtifactTypeFiles, names, bodies, map[string]string{AnnotationFormat: strconv.Itoa(sm.Version)})
 }
 
 // copyDir copies the files of src into a new directory.

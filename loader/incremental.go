@@ -1,0 +1,916 @@
+package loader
+
+// An incremental build: a build with Previous whose feeds are those the
+// previous snapshot was built from (the same names in the same order),
+// some of them changed (NVD's modified and recent feeds every two hours),
+// decodes only the changed feeds and carries every other NVD record over
+// from the previous snapshot's nvd.zst, with the same result, byte for
+// byte, as reading every feed.
+//
+// A CVE's record is the winner over all feeds (the later lastModified,
+// then the later input). What an unchanged feed still supplies when
+// another changed is known from where each winner came from, which every
+// build of format 8 stores beside the records (nvdfrom.txt.zst, a line
+// per record): the inputs holding a record of the CVE with the winner's
+// lastModified and bytes, or "c" (a clash) when an input holds one with
+// that lastModified and other bytes. The unchanged feeds among them hold
+// the winner as it was; when none does (the CVE was last in the old
+// modified feed and nowhere else as such), the unchanged feeds' record
+// of it is not known, and the build reads every feed.
+//
+// A carried record's facts are those the previous snapshot stores
+// (nvdfacts.txt.zst: index.NVD.StoredFacts), which store again as they
+// were; its CVE is the previous snapshot's (body and metrics) with what
+// the details keep apart from them (status, KEV entry, the metrics'
+// vectors and severities: index.Details.SetNVD).
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goccy/go-json"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vulnd/vulnd/index"
+)
+
+// nvdFactsFromLine is what a build with -previous reads of each of the
+// previous snapshot's NVD records: its facts as stored (see
+// index.NVD.StoredFacts), the block's frame size on a block's first
+// record, and where the record came from (nvdfrom.txt.zst).
+type nvdFactsFromLine struct {
+	nvdFactsLine
+	// From are the inputs (indexes into the manifest's Inputs, ascending)
+	// holding a record of the CVE with the winner's lastModified and
+	// bytes, the winner's own input last; empty when Clash.
+	From []int32
+	// Clash: an input holds a record of the CVE with the winner's
+	// lastModified and other bytes.
+	Clash bool
+}
+
+// nvdFrom is where a CVE's winning NVD record came from (see
+// nvdFactsFromLine); neither In nor Clash: not known.
+type nvdFrom struct {
+	In    []int32
+	Clash bool
+}
+
+// appendLine appends f's line of nvdfrom.txt.zst: the inputs, in
+// decimal, separated by spaces; "c" for a clash; "-" when not known.
+func (f nvdFrom) appendLine(dst []byte) []byte {
+	switch {
+	case f.Clash:
+		return append(dst, 'c')
+	case len(f.In) == 0:
+		return append(dst, '-')
+	}
+	for k, at := range f.In {
+		if k > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = strconv.AppendInt(dst, int64(at), 10)
+	}
+	return dst
+}
+
+// parseNVDFrom parses a line of nvdfrom.txt.zst (see appendLine) of a
+// snapshot built from inputs inputs: each input a feed (1 to inputs-1,
+// ascending).
+func parseNVDFrom(line []byte, inputs int) (nvdFrom, error) {
+	switch string(line) {
+	case "c":
+		return nvdFrom{Clash: true}, nil
+	case "-":
+		return nvdFrom{}, nil
+	}
+	var f nvdFrom
+	for field := range bytes.SplitSeq(line, []byte{' '}) {
+		at, err := strconv.ParseInt(string(field), 10, 32)
+		switch {
+		case err != nil || len(field) > 1 && field[0] == '0':
+			return nvdFrom{}, fmt.Errorf("bad input %q", field)
+		case at < 1 || at >= int64(inputs):
+			return nvdFrom{}, fmt.Errorf("input %d is not a feed of the %d inputs", at, inputs)
+		case len(f.In) > 0 && int32(at) <= f.In[len(f.In)-1]:
+			return nvdFrom{}, fmt.Errorf("inputs out of order: %q", line)
+		}
+		f.In = append(f.In, int32(at))
+	}
+	return f, nil
+}
+
+// feedWinner follows the records of one CVE as the feeds are read, in
+// input order: the winner so far and where records like it are.
+type feedWinner struct {
+	rec      *feedRecord
+	modified time.Time
+	hash     recHash
+	at       int32 // the winner's input
+	// same is, in an incremental build, 1 + the previous snapshot's
+	// record the winner is, byte for byte, when it was not decoded (rec
+	// nil); 0 otherwise.
+	same  int
+	in    []int32
+	clash bool
+}
+
+// offer takes the next record of the CVE, of lastModified mod, bytes of
+// hash h, from input at, and reports whether it wins: a later
+// lastModified, or the same (the record read later wins a tie).
+func (w *feedWinner) offer(mod time.Time, h recHash, at int32) bool {
+	switch {
+	case len(w.in) == 0 && !w.clash || mod.After(w.modified):
+		w.modified, w.hash, w.in, w.clash = mod, h, append(w.in[:0], at), false
+	case mod.Equal(w.modified):
+		switch {
+		case h != w.hash:
+			w.hash, w.clash, w.in = h, true, append(w.in[:0], at)
+		case w.in[len(w.in)-1] != at:
+			w.in = append(w.in, at)
+		}
+	default:
+		return false
+	}
+	w.at = at
+	return true
+}
+
+// from is where the winner came from; not known when its lastModified is
+// finer than the millisecond the stored facts keep (NVD's are not), as
+// the next build could not compare it with another record's.
+func (w *feedWinner) from() nvdFrom {
+	if w.modified.Nanosecond()%int(time.Millisecond) != 0 {
+		return nvdFrom{}
+	}
+	if w.clash {
+		return nvdFrom{Clash: true}
+	}
+	return nvdFrom{In: slices.Clip(w.in)}
+}
+
+var recordSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// recHash tells records' bytes apart within a build: two 64-bit hashes
+// of them.
+type recHash [2]uint64
+
+func recordHash(raw []byte) recHash {
+	return recHash{maphash.Bytes(recordSeeds[0], raw), maphash.Bytes(recordSeeds[1], raw)}
+}
+
+// incrementalFeeds is what an incremental build read of the feeds: as
+// readFeeds, with the records already packed.
+type incrementalFeeds struct {
+	cves    []index.CVE
+	nvd     *nvdPacked
+	infos   []FileInfo
+	changed int // feeds read
+	carried int // records carried over
+	// remapped of them were mapped again from the record, the others
+	// taken from the previous snapshot's CVEs
+	remapped int
+	kept     int // blocks of nvd.zst kept as they were
+	known    int // records of the changed feeds not decoded: -previous has them
+	// prev is the previous snapshot, read whole.
+	prev *Snapshot
+	// fallback: the feeds are to be read in full; only prev is set.
+	fallback bool
+}
+
+// readFeedsIncremental reads the feeds of a build with Previous
+// incrementally, when it can: nil or a fallback, and why not, otherwise
+// ("" when there is no Previous). An error is one the full build would give too (a
+// changed feed that does not decode); the previous snapshot's own
+// problems are left to the full build to report.
+func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.Encoder, stage func(name, detail string)) (*incrementalFeeds, string, error) {
+	if opt.Previous == "" || opt.Full {
+		return nil, "", nil
+	}
+	if len(records) > 0 {
+		return nil, "CVE JSON 5 record files are read in full", nil
+	}
+	m, prevID, err := readManifest(opt.Previous, true)
+	if err != nil {
+		return nil, "", nil
+	}
+	if m.Version < 6 {
+		return nil, fmt.Sprintf("the previous snapshot is of format %d, without NVD's records", m.Version), nil
+	}
+	if m.Version < 8 {
+		return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which feed each NVD record came from", m.Version), nil
+	}
+	switch extra := len(m.Inputs) - 1 - len(feeds); {
+	case extra == 0, extra == 1 && m.EPSS != nil && m.Inputs[len(m.Inputs)-1].Name == m.EPSS.File:
+	default:
+		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %s", plural(len(m.Inputs), "input", "inputs"), plural(len(feeds), "feed", "feeds")), nil
+	}
+	infos := make([]FileInfo, len(feeds))
+	unchanged := make([]bool, len(m.Inputs)) // by input
+	var changed []int
+	for i, p := range feeds {
+		was := m.Inputs[1+i]
+		if was.Name != filepath.Base(p) {
+			return nil, fmt.Sprintf("feed %d is %s, the previous snapshot's was %s", i+1, filepath.Base(p), was.Name), nil
+		}
+		fi, ok, err := hashFile(p)
+		if err != nil || !ok {
+			return nil, fmt.Sprintf("%s is not a regular file", p), nil
+		}
+		infos[i] = fi
+		if fi.Size == was.Size && fi.SHA256 == was.SHA256 {
+			unchanged[1+i] = true
+		} else {
+			changed = append(changed, i)
+		}
+	}
+	if m.Newest != nil && m.Newest.CVE5 != nil {
+		return nil, "the previous snapshot holds CVE JSON 5 records", nil
+	}
+	prev, why := readPreviousNVD(opt.Previous, m, len(feeds))
+	if prev == nil {
+		return nil, why, nil
+	}
+	// The previous snapshot whole, which the build reads anyway: its
+	// CVEs are those of the records carried over.
+	snap, err := Read(opt.Previous)
+	if err != nil {
+		return nil, "", nil // the full build says what is wrong
+	}
+	if snap.ID != prevID {
+		return nil, "the previous snapshot changed while it was read", nil
+	}
+	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports"))
+	// From here, a build that reads every feed has the previous snapshot
+	// read already.
+	fallback := func(why string) (*incrementalFeeds, string, error) {
+		return &incrementalFeeds{prev: snap, fallback: true}, why, nil
+	}
+	prevCVE := make(map[string]int, len(snap.Data.CVEs))
+	for i := range snap.Data.CVEs {
+		prevCVE[snap.Data.CVEs[i].Name] = i
+	}
+
+	// The records of the previous snapshot by their bytes, when the
+	// changed feeds are a large share of the feeds (a new day, when NVD
+	// writes every yearly feed again): a record read again as it was is
+	// not decoded again.
+	var prevHash []recHash
+	var byHash map[recHash]int
+	if changedBytes, all := feedBytes(infos, changed); changedBytes > all/10 {
+		if prevHash, err = prev.hashes(); err != nil {
+			return nil, "", err
+		}
+		byHash = make(map[recHash]int, len(prevHash))
+		for j, h := range prevHash {
+			byHash[h] = j
+		}
+	}
+	prevMod := func(j int) (time.Time, error) { return parseNVDTime(prev.lines[j].LastModified) }
+
+	// The changed feeds, in order, as readFeeds reads them.
+	byID := map[string]*feedWinner{}
+	known := 0 // records of them not decoded
+	for _, i := range changed {
+		at := int32(1 + i)
+		var isKnown func(raw []byte) bool
+		var knownErr error
+		if byHash != nil {
+			isKnown = func(raw []byte) bool {
+				h := recordHash(raw)
+				j, ok := byHash[h]
+				if !ok {
+					return false
+				}
+				mod, err := prevMod(j)
+				if err != nil {
+					knownErr = err
+					return false
+				}
+				id := prev.lines[j].ID
+				w := byID[id]
+				if w == nil {
+					w = &feedWinner{}
+					byID[id] = w
+				}
+				if w.offer(mod, h, at) {
+					w.rec, w.same = nil, 1+j
+				}
+				known++
+				return true
+			}
+		}
+		fi, err := readFeedKnown(feeds[i], isKnown, func(fr *feedRecord) error {
+			w := byID[fr.cve.Name]
+			if w == nil {
+				w = &feedWinner{}
+				byID[fr.cve.Name] = w
+			}
+			if w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
+				fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
+				w.rec, w.same = fr, 0
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		if knownErr != nil {
+			return fallback(fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr))
+		}
+		infos[i] = fi
+	}
+
+	// Each CVE's winner: carried over (prev index) or read now.
+	type winner struct {
+		id    string
+		prev  int // -1: rec
+		rec   *feedRecord
+		from  nvdFrom
+		facts *index.NVDFacts
+	}
+	wins := make([]winner, 0, len(prev.lines)+len(byID))
+	var unresolved []string
+	for j := range prev.lines {
+		old := &prev.lines[j]
+		c := byID[old.ID]
+		delete(byID, old.ID)
+		mW, err := parseNVDTime(old.LastModified)
+		if err != nil {
+			return fallback(fmt.Sprintf("the previous snapshot's record of %s: lastModified: %v", old.ID, err))
+		}
+		var u []int32 // the unchanged inputs holding the winner
+		for _, at := range old.From {
+			if unchanged[at] {
+				u = append(u, at)
+			}
+		}
+		carried := winner{id: old.ID, prev: j, from: nvdFrom{In: u}, facts: &old.NVDFacts}
+		fresh := func(from nvdFrom) winner {
+			return winner{id: old.ID, prev: -1, rec: c.rec, from: from, facts: &c.rec.nvd.Facts}
+		}
+		// sameBytes: the changed feeds' winner is the previous one, byte
+		// for byte.
+		sameBytes := func() (bool, error) {
+			if c.same > 0 {
+				return c.same-1 == j, nil
+			}
+			if prevHash != nil {
+				return c.hash == prevHash[j], nil
+			}
+			raw, err := prev.raw(j)
+			return bytes.Equal(raw, c.rec.nvd.Raw), err
+		}
+		switch {
+		case c == nil || c.modified.Before(mW):
+			// The unchanged feeds' record is the winner, if they hold it.
+			if old.Clash || len(u) == 0 {
+				unresolved = append(unresolved, old.ID)
+				break
+			}
+			wins = append(wins, carried)
+		case c.modified.After(mW) && c.rec != nil:
+			// Newer than anything the unchanged feeds hold.
+			wins = append(wins, fresh(c.from()))
+		case c.modified.After(mW) || old.Clash:
+			// An unchanged feed may hold another record as recent.
+			unresolved = append(unresolved, old.ID)
+		default:
+			// Both at the winner's lastModified.
+			same, err := sameBytes()
+			if err != nil {
+				return nil, "", err
+			}
+			switch {
+			case same:
+				// The same record again (NVD's modified feed holds
+				// records of the yearly ones, and a new day's yearly
+				// feeds those of the day before): carried over,
+				// whichever input wins.
+				carried.from = nvdFrom{In: mergeSorted(u, c.in)}
+				if c.clash {
+					carried.from = nvdFrom{Clash: true}
+				}
+				wins = append(wins, carried)
+			case c.rec == nil:
+				unresolved = append(unresolved, old.ID)
+			case len(u) == 0:
+				// The unchanged feeds hold only older records of it.
+				wins = append(wins, fresh(c.from()))
+			case c.at > u[len(u)-1]:
+				wins = append(wins, fresh(nvdFrom{Clash: true}))
+			default:
+				carried.from = nvdFrom{Clash: true}
+				wins = append(wins, carried)
+			}
+		}
+	}
+	if len(unresolved) > 0 {
+		slices.Sort(unresolved)
+		return fallback(fmt.Sprintf("%s (%s) last came from a feed that changed, with no record as recent now: which record the unchanged feeds hold is not known",
+			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")))
+	}
+	for id, c := range byID { // CVEs new to the feeds
+		if c.rec == nil {
+			return fallback("the changed feeds hold a record of the previous snapshot under another name")
+		}
+		wins = append(wins, winner{id: id, prev: -1, rec: c.rec, from: c.from(), facts: &c.rec.nvd.Facts})
+	}
+
+	// nvd.zst's order, and the blocks that are as they were.
+	order := make([]int, len(wins))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return index.CompareNVD(wins[a].facts, wins[b].facts) })
+	per := index.NVDBlockRecords
+	nb := (len(order) + per - 1) / per
+	keep := make([]int, nb) // the previous block kept, -1: none
+	blockOf := make([]int, len(wins))
+	for b := range nb {
+		from, to := b*per, min((b+1)*per, len(order))
+		keep[b] = -1
+		if p := wins[order[from]].prev; p >= 0 && prev.startOf[p] == p && prev.blockLen(prev.blockAt[p]) == to-from {
+			ok := true
+			for k := from; k < to && ok; k++ {
+				ok = wins[order[k]].prev == p+k-from
+			}
+			if ok {
+				keep[b] = prev.blockAt[p]
+			}
+		}
+		for k := from; k < to; k++ {
+			blockOf[order[k]] = b
+		}
+	}
+	// A block is kept only if compressing it again gives its frame: the
+	// previous snapshot may come from a vulnd that compressed otherwise.
+	if b := slices.IndexFunc(keep, func(k int) bool { return k >= 0 }); b >= 0 {
+		data, err := prev.block(keep[b])
+		if err == nil && !bytes.Equal(enc.EncodeAll(data, nil), prev.frame(keep[b])) {
+			for i := range keep {
+				keep[i] = -1
+			}
+		}
+	}
+	posOf := make([]int, len(prev.lines)) // the winner of each carried record
+	for i := range posOf {
+		posOf[i] = -1
+	}
+	for i := range wins {
+		if wins[i].prev >= 0 {
+			posOf[wins[i].prev] = i
+		}
+	}
+
+	// The carried records' CVEs: the previous snapshot's, with what its
+	// details say of the record (status, KEV entry, the metrics' vectors
+	// and severities); mapped again from the record (as read from
+	// nvd.zst) where they do not say all. Their facts are those the
+	// previous snapshot stores (index.NVD.StoredFacts), which store again
+	// as they were. The records going into a new block are taken as read
+	// too.
+	cves := make([]index.CVE, len(wins))
+	facts := make([]index.NVDFacts, len(wins))
+	raws := make([][]byte, len(wins))
+	decoded := make([]int, nb)
+	needRaw := make([]bool, len(prev.lines))
+	for i := range wins {
+		j := wins[i].prev
+		if j < 0 {
+			continue
+		}
+		facts[i] = prev.lines[j].NVDFacts
+		k, ok := prevCVE[wins[i].id]
+		if ok {
+			cves[i], ok = carriedCVE(snap, k, wins[i].id)
+		}
+		needRaw[j] = !ok || keep[blockOf[i]] < 0
+	}
+	for b, k := range keep {
+		if k < 0 {
+			continue
+		}
+		var h zstd.Header
+		if err := h.Decode(prev.frame(k)); err == nil && h.HasFCS {
+			decoded[b] = int(h.FrameContentSize)
+		} else {
+			needRaw[prev.firsts[k]] = true
+		}
+	}
+	var remapped atomic.Int64
+	{
+		errs := make([]error, len(prev.blocks)-1)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					pb := int(next.Add(1) - 1)
+					if pb >= len(errs) {
+						return
+					}
+					if !slices.Contains(needRaw[prev.firsts[pb]:prev.firsts[pb+1]], true) {
+						continue
+					}
+					errs[pb] = prev.eachRecord(pb, func(j int, raw []byte, size int) error {
+						i := posOf[j]
+						if i < 0 || !needRaw[j] {
+							return nil
+						}
+						if b := blockOf[i]; keep[b] < 0 {
+							raws[i] = bytes.Clone(raw)
+						} else if order[b*per] == i {
+							decoded[b] = size
+						}
+						if cves[i].Name != "" {
+							return nil
+						}
+						var n nvdCVE
+						if err := json.Unmarshal(raw, &n); err != nil {
+							return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
+						}
+						fr, err := mapCVE(&n)
+						if err != nil {
+							return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
+						}
+						if n.ID != prev.lines[j].ID {
+							return fmt.Errorf("record %d is %s, its facts say %s", j+1, n.ID, prev.lines[j].ID)
+						}
+						cves[i], facts[i] = fr.cve, nvdFacts(&n)
+						remapped.Add(1)
+						return nil
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, "", fmt.Errorf("loader: -previous %s: %s: %w", opt.Previous, fileNVD, err)
+			}
+		}
+	}
+	carried := 0
+	for i := range wins {
+		if wins[i].prev < 0 {
+			cves[i], facts[i], raws[i] = wins[i].rec.cve, wins[i].rec.nvd.Facts, wins[i].rec.nvd.Raw
+		} else {
+			carried++
+		}
+	}
+
+	// The blocks: kept, or compressed as index.PackNVD does.
+	p := &index.PackedNVD{Facts: make([]index.NVDFacts, len(order)), Blocks: make([]index.NVDBlock, nb), Frames: make([][]byte, nb), Decoded: decoded}
+	from := make([]nvdFrom, len(order))
+	for k, i := range order {
+		p.Facts[k], from[k] = facts[i], wins[i].from
+	}
+	errs := make([]error, nb)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf, frame []byte
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					return
+				}
+				from, to := b*per, min((b+1)*per, len(order))
+				p.Blocks[b].Records = to - from
+				if keep[b] >= 0 {
+					p.Frames[b] = prev.frame(keep[b])
+					p.Blocks[b].Size = len(p.Frames[b])
+					continue
+				}
+				buf = buf[:0]
+				for _, i := range order[from:to] {
+					if bytes.IndexByte(raws[i], nvdNewline) >= 0 {
+						errs[b] = fmt.Errorf("%w: NVD record of %s holds byte 0x1F", index.ErrInvalid, wins[i].id)
+						break
+					}
+					start := len(buf)
+					buf = append(buf, raws[i]...)
+					for k := start; k < len(buf); k++ {
+						if buf[k] == '\n' {
+							buf[k] = nvdNewline
+						}
+					}
+					buf = append(buf, '\n')
+				}
+				frame = enc.EncodeAll(buf, frame[:0])
+				p.Frames[b] = slices.Clone(frame)
+				p.Blocks[b].Size = len(p.Frames[b])
+				p.Decoded[b] = len(buf)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		}
+	}
+	kept := 0
+	for _, k := range keep {
+		if k >= 0 {
+			kept++
+		}
+	}
+	// The CVEs in the order readFeeds gives them: by name.
+	byName := make([]int, len(wins))
+	for i := range byName {
+		byName[i] = i
+	}
+	sort.Slice(byName, func(a, b int) bool { return wins[byName[a]].id < wins[byName[b]].id })
+	out := make([]index.CVE, len(wins))
+	for k, i := range byName {
+		out[k] = cves[i]
+	}
+	return &incrementalFeeds{cves: out, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
+		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
+}
+
+// carriedCVE is the CVE a record maps to, from the previous snapshot's
+// CVE k (its body and metrics) and its details (status, KEV entry, the
+// metrics' vectors and severities); false when they do not give all of
+// it (details that are not the CVE's, or a CVE with a CVE JSON 5
+// record's entries).
+func carriedCVE(prev *Snapshot, k int, id string) (index.CVE, bool) {
+	c := prev.Data.CVEs[k]
+	if c.Name != id || c.Affected != nil || c.SSVC != nil || c.EntryKeys != nil || prev.details == nil || k >= prev.details.Len() {
+		return index.CVE{}, false
+	}
+	if !prev.details.SetNVD(k, &c) {
+		return index.CVE{}, false
+	}
+	return c, true
+}
+
+// feedBytes is the size of the feeds changed (indexes into infos) and of
+// all of them.
+func feedBytes(infos []FileInfo, changed []int) (some, all int64) {
+	for _, i := range changed {
+		some += infos[i].Size
+	}
+	for _, fi := range infos {
+		all += fi.Size
+	}
+	return some, all
+}
+
+// mergeSorted merges two ascending lists of inputs, once each.
+func mergeSorted(a, b []int32) []int32 {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hashFile is the FileInfo of a regular file, as a build's manifest
+// gives it; ok is false for anything else (a pipe cannot be read twice).
+func hashFile(path string) (FileInfo, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileInfo{}, false, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return FileInfo{}, false, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileInfo{}, false, err
+	}
+	return FileInfo{Name: filepath.Base(path), Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, true, nil
+}
+
+// previousNVD are the NVD records of the previous snapshot: their facts
+// lines and nvd.zst, still compressed.
+type previousNVD struct {
+	lines   []nvdFactsFromLine
+	data    []byte
+	blocks  []int64 // block b is data[blocks[b]:blocks[b+1]]
+	firsts  []int   // the first record of each block, and len(lines)
+	blockAt []int   // the block of each record
+	startOf []int   // the first record of each record's block
+	dec     *zstd.Decoder
+}
+
+// readPreviousNVD reads the NVD records of the snapshot in dir (manifest
+// m of format 8 on, built from feeds feeds and maybe EPSS): nil and why
+// not when they cannot be carried over.
+func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
+	dec, err := decoder()
+	if err != nil {
+		return nil, err.Error()
+	}
+	if fi := m.Files[keyNVDFrom]; fi.Records != m.Files[keyNVDFacts].Records {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %d records for %d NVD records", fileNVDFrom, fi.Records, m.Files[keyNVDFacts].Records)
+	}
+	from := make([]nvdFrom, m.Files[keyNVDFrom].Records)
+	unknown := 0
+	if err := eachRecord(dir, m.Files[keyNVDFrom], dec, func(n int, line []byte) error {
+		f, err := parseNVDFrom(line, 1+feeds)
+		from[n] = f
+		return err
+	}); err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFrom, err)
+	}
+	for _, f := range from {
+		if f.In == nil && !f.Clash {
+			unknown++
+		}
+	}
+	if unknown > 0 {
+		return nil, fmt.Sprintf("the previous snapshot does not say which feed %s came from", plural(unknown, "NVD record", "NVD records"))
+	}
+	wrap := func(key string, err error) error { return fmt.Errorf("%s: %w", m.Files[key].Name, err) }
+	l, err := parseNVDFacts(dir, m, dec, wrap)
+	if err != nil {
+		return nil, "the previous snapshot's " + err.Error()
+	}
+	p := &previousNVD{dec: dec}
+	if p.data, err = readChecked(dir, m.Files[keyNVD]); err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVD, err)
+	}
+	n, err := l.NVD(p.data)
+	if err != nil {
+		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, err)
+	}
+	lines := make([]nvdFactsFromLine, n.Len())
+	for i := range lines {
+		l := &lines[i]
+		l.NVDFacts, l.Frame = n.StoredFacts(i)
+		l.From, l.Clash = from[i].In, from[i].Clash
+	}
+	p.lines, p.blockAt, p.startOf = lines, make([]int, len(lines)), make([]int, len(lines))
+	var off int64
+	for i := range lines {
+		if lines[i].Frame > 0 {
+			p.blocks = append(p.blocks, off)
+			p.firsts = append(p.firsts, i)
+			off += int64(lines[i].Frame)
+		} else if i == 0 {
+			return nil, "the previous snapshot's " + fileNVDFacts + ": record 1 starts no block"
+		}
+		p.blockAt[i], p.startOf[i] = len(p.blocks)-1, p.firsts[len(p.firsts)-1]
+	}
+	p.blocks = append(p.blocks, off)
+	p.firsts = append(p.firsts, len(lines))
+	return p, ""
+}
+
+func (p *previousNVD) blockLen(b int) int { return p.firsts[b+1] - p.firsts[b] }
+
+func (p *previousNVD) frame(b int) []byte { return p.data[p.blocks[b]:p.blocks[b+1]:p.blocks[b+1]] }
+
+// block is block b decompressed: its records, "\n" in them as 0x1F,
+// each followed by "\n".
+func (p *previousNVD) block(b int) ([]byte, error) {
+	return p.dec.DecodeAll(p.frame(b), nil)
+}
+
+// eachRecord passes each record of block b, as read (with its "\n"),
+// with its number and the block's decompressed size, to fn.
+func (p *previousNVD) eachRecord(b int, fn func(j int, raw []byte, size int) error) error {
+	data, err := p.block(b)
+	if err != nil {
+		return fmt.Errorf("block %d: %w", b+1, err)
+	}
+	rest := data
+	for j := p.firsts[b]; j < p.firsts[b+1]; j++ {
+		line, after, ok := bytes.Cut(rest, []byte{'\n'})
+		if !ok {
+			return fmt.Errorf("block %d: %d records, its facts give %d", b+1, j-p.firsts[b], p.blockLen(b))
+		}
+		for k := range line {
+			if line[k] == nvdNewline {
+				line[k] = '\n'
+			}
+		}
+		if err := fn(j, line, len(data)); err != nil {
+			return err
+		}
+		rest = after
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("block %d: more than the %d records its facts give", b+1, p.blockLen(b))
+	}
+	return nil
+}
+
+// hashes are the records' hashes (recordHash), computed on every core.
+func (p *previousNVD) hashes() ([]recHash, error) {
+	out := make([]recHash, len(p.lines))
+	errs := make([]error, len(p.firsts)-1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= len(errs) {
+					return
+				}
+				errs[b] = p.eachRecord(b, func(j int, raw []byte, _ int) error {
+					out[j] = recordHash(raw)
+					return nil
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("loader: -previous: %s: %w", fileNVD, err)
+	}
+	return out, nil
+}
+
+// raw is record j as read.
+func (p *previousNVD) raw(j int) ([]byte, error) {
+	var out []byte
+	err := p.eachRecord(p.blockAt[j], func(k int, raw []byte, _ int) error {
+		if k == j {
+			out = slices.Clone(raw)
+		}
+		return nil
+	})
+	if err == nil && out == nil {
+		err = errors.New("not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loader: -previous: %s: record %d: %w", fileNVD, j+1, err)
+	}
+	return out, nil
+}
+
+// nvdNewline stands for "\n" inside a record of nvd.zst (see
+// index.PackNVD).
+const nvdNewline = 0x1F
+
+// readChecked reads a data file whole, undecoded, checking each chunk's
+// sum.
+func readChecked(dir string, fi FileInfo) ([]byte, error) {
+	f, err := openData(dir, fi)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data := make([]byte, fi.Size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	// The chunks' sums are checked on every core.
+	offs := make([]int64, len(fi.Chunks)+1)
+	for i, c := range fi.Chunks {
+		offs[i+1] = offs[i] + c.Size
+	}
+	errs := make([]error, len(fi.Chunks))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(fi.Chunks)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(fi.Chunks) {
+					return
+				}
+				if err := checkSum(data[offs[i]:offs[i+1]], fi.Chunks[i].SHA256); err != nil {
+					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first chunk's
+		}
+	}
+	return data, nil
+}
