@@ -124,7 +124,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, fmt.Errorf("loader: zstd: %w", err)
 	}
-	defer enc.Close()
+	defer func() {
+		if enc != nil {
+			enc.Close()
+		}
+	}()
 	var (
 		cves     []index.CVE
 		nvd      *nvdPacked
@@ -138,7 +142,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if inc != nil && inc.fallback {
 		prev, inc = inc.prev, nil
 	}
-	if inc != nil {
+	incremental := inc != nil
+	if incremental {
 		cves, nvd, feedInfo, prev = inc.cves, inc.nvd, inc.infos, inc.prev
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
@@ -148,8 +153,13 @@ func Build(opt BuildOptions) (Manifest, error) {
 		if why != "" {
 			stage("full build", "not incremental: "+why)
 		}
+		spill, err := spillFile(opt.Out)
+		if err != nil {
+			return Manifest{}, err
+		}
+		defer spill.Close()
 		var nvdRecs *nvdRecords
-		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds))
+		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds), spill)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -159,7 +169,29 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 		}
 		nvdRecs = nil
-		stage("pack NVD records", plural(len(nvd.Facts), "record", "records")+", "+strconv.Itoa(nvdSize(nvd)>>20)+" MiB")
+		spill.Close()
+	}
+	// The packed records' files (nvd.zst, the facts, the provenance) are
+	// written beside -o now and moved into the snapshot by the write,
+	// rather than their frames and facts held through the rest of the
+	// build.
+	packedDetail := plural(len(nvd.Facts), "record", "records") + ", " + strconv.Itoa(nvdSize(nvd)>>20) + " MiB"
+	tmpDir, err := spillDir(opt.Out)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer os.RemoveAll(tmpDir)
+	if err := nvd.spill(tmpDir, enc); err != nil {
+		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+	}
+	// Closed now, not at the end: its buffers (32 MB) are let go before
+	// the write makes its own.
+	enc.Close()
+	enc = nil
+	if !incremental {
+		stage("pack NVD records", packedDetail)
+	} else {
+		stage("write NVD records", packedDetail)
 	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
@@ -199,6 +231,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 		stage("read EPSS", plural(e.Len(), "score", "scores")+" of "+e.Date.UTC().Format(time.DateOnly)+", model "+e.Model)
 	}
 	ids := newIDTables()
+	// Without -previous, the tables start empty and are numbered once.
+	ids.fresh = opt.Previous == ""
 	var reports []index.Report
 	if opt.Previous != "" {
 		if prev == nil {
@@ -277,10 +311,17 @@ func inputDates(cweDate string, cves []index.CVE) *InputDates {
 		s := cweDate + " 00:00:00Z"
 		d.CWE = &s
 	}
+	newest := -1
 	for i := range cves {
-		if d.NVD == nil || cves[i].UpdatedAt > *d.NVD {
-			d.NVD = &cves[i].UpdatedAt
+		if newest < 0 || cves[i].UpdatedAt > cves[newest].UpdatedAt {
+			newest = i
 		}
+	}
+	if newest >= 0 {
+		// A copy: a pointer into cves would keep them all until the
+		// manifest is written, after the write has let them go.
+		s := cves[newest].UpdatedAt
+		d.NVD = &s
 	}
 	return d
 }
@@ -478,29 +519,31 @@ func keepNewest(reports []index.Report, n int, fresh string) []index.Report {
 // the one read later (a later file, or later in the same file). The result
 // is in no particular order and has no cpe_id assigned.
 func ReadFeeds(paths []string) ([]index.CVE, error) {
-	cves, _, _, err := readFeeds(paths)
+	cves, _, _, err := readFeeds(paths, nil)
 	return cves, err
 }
 
 // readFeeds is ReadFeeds, also returning the winning records as read,
 // with their facts and where they came from (in the same order), and each
 // file's size and SHA-256. A record as read is kept compressed from the
-// moment it wins. The records' inputs are numbered as a manifest's: the
-// i-th path is input i+1 (see readFeedsAt).
-func readFeeds(paths []string) ([]index.CVE, *nvdRecords, []FileInfo, error) {
-	return readFeedsAt(paths, nil)
+// moment it wins, in spill unless it is nil (see nvdStore). The records'
+// inputs are numbered as a manifest's: the i-th path is input i+1 (see
+// readFeedsAt).
+func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+	return readFeedsAt(paths, nil, spill)
 }
 
 // readFeedsAt is readFeeds with the place of each path among the build's
 // inputs (the index of its FileInfo in the manifest's Inputs; nil: the
 // i-th path is input i+1), which the records' provenance names.
-func readFeedsAt(paths []string, pos []int) ([]index.CVE, *nvdRecords, []FileInfo, error) {
-	store, err := newNVDStore()
+func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+	store, err := newNVDStore(spill)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer store.close()
 	byID := map[string]*feedWinner{}
+	tab := newStrTab()
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
 		at := int32(i + 1)
@@ -517,6 +560,7 @@ func readFeedsAt(paths []string, pos []int) ([]index.CVE, *nvdRecords, []FileInf
 				return nil
 			}
 			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
+			tab.cve(&fr.cve)
 			w.rec = fr
 			return nil
 		})
@@ -525,13 +569,16 @@ func readFeedsAt(paths []string, pos []int) ([]index.CVE, *nvdRecords, []FileInf
 		}
 		infos[i] = fi
 	}
+	if err := store.close(); err != nil {
+		return nil, nil, nil, fmt.Errorf("loader: spilling NVD's records: %w", err)
+	}
 	ids := make([]string, 0, len(byID))
 	for id := range byID {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
-	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([][]byte, len(ids)), from: make([]nvdFrom, len(ids))}
+	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([]nvdRef, len(ids)), from: make([]nvdFrom, len(ids)), spill: spill}
 	for i, id := range ids {
 		w := byID[id]
 		out[i], nvd.facts[i], nvd.z[i], nvd.from[i] = w.rec.cve, w.rec.nvd.Facts, w.rec.z, w.from()

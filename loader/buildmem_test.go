@@ -78,7 +78,7 @@ func TestReadFeedsKeepsRecordsCompressed(t *testing.T) {
 	runtime.KeepAlive(cves)
 	cves = nil
 	before = liveHeap()
-	cves, nvd, _, err := readFeeds([]string{path})
+	cves, nvd, _, err := readFeeds([]string{path}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestNVDFileIsPackOfRecordsAsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := realFeed(t)
-	_, nvd, _, err := readFeeds([]string{feedPath})
+	_, nvd, _, err := readFeeds([]string{feedPath}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,6 +59,11 @@ func TestBuildProfile(t *testing.T) {
 			}
 		}
 	}()
+	writePhase = func(name string) {
+		writeHeapProfile(t, filepath.Join(out, "heap-write-"+strings.ReplaceAll(name, " ", "-")+".pprof"), true)
+		t.Logf("write: %s: live heap %d MB", name, liveHeap()>>20)
+	}
+	defer func() { writePhase = func(string) {} }()
 	start := time.Now()
 	_, err = Build(BuildOptions{
 		CWECatalog: filepath.Join(dir, "cwec_synth.xml"),
@@ -65,9 +71,10 @@ func TestBuildProfile(t *testing.T) {
 		Out:        filepath.Join(t.TempDir(), "snap"),
 		Time:       time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
 		Stage: func(name string, took time.Duration, detail string) {
-			t.Logf("%s: %v %s", name, took, detail)
-			if name == "read CVE JSON 5 records" || name == "write snapshot" {
-				writeHeapProfile(t, filepath.Join(out, "heap-"+name[:4]+".pprof"), true)
+			t.Logf("%s: %v %s (live heap %d MB)", name, took, detail, liveHeap()>>20)
+			switch name {
+			case "read feeds", "pack NVD records", "assign ids", "read CVE JSON 5 records", "write snapshot":
+				writeHeapProfile(t, filepath.Join(out, "heap-"+strings.ReplaceAll(name, " ", "-")+".pprof"), true)
 			}
 		},
 	})

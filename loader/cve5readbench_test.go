@@ -17,7 +17,7 @@ func BenchmarkReadCVE5Zip(b *testing.B) {
 		b.Skip("VULND_BUILD_PROFILE not set")
 	}
 	feeds, _ := filepath.Glob(filepath.Join(dir, "nvdcve-2.0-*.json.gz"))
-	cves, _, _, err := readFeeds(feeds)
+	cves, _, _, err := readFeeds(feeds, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

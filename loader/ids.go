@@ -1,8 +1,12 @@
 package loader
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/vulnd/vulnd/index"
 )
@@ -21,6 +25,12 @@ type idTables struct {
 	nextCVSS  int64
 	nextRef   int64
 	nextAlert int64
+	// fresh is set for a build without a previous snapshot, which
+	// assigns once, into empty tables: the CVSS and reference ids are
+	// then numbered from 1 in the CVEs' order without being kept in
+	// cvss and ref (at 400k CVEs, 2.2 million entries), and writeIDs
+	// lists them from the CVEs.
+	fresh bool
 }
 
 type cvssKey struct{ cve, version, source string }
@@ -77,28 +87,92 @@ func (t *idTables) add(r idRecord) error {
 	return nil
 }
 
-// records lists the tables in a stable order, for writing.
-func (t *idTables) records() []idRecord {
-	out := make([]idRecord, 0, 1+len(t.cpe)+len(t.cvss)+len(t.ref))
-	out = append(out, idRecord{Table: "next", ID: t.nextAlert})
-	start := len(out)
-	for uri, id := range t.cpe {
-		out = append(out, idRecord{Table: "cpe", ID: id, URI: uri})
+// writeIDs writes the tables as ids.jsonl.zst holds them: the "next" record,
+// then each table by name and id, one table at a time, without making every record at once
+// (at 400k CVEs, 2.6 million of them).
+// With spend, each table is let go (t's maps are nil) once listed.
+// With t.fresh, the CVSS and reference tables are listed from cves.
+func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spend bool) (FileInfo, error) {
+	w, err := newChunkWriter(path, enc)
+	if err != nil {
+		return FileInfo{}, err
 	}
-	for k, id := range t.cvss {
-		out = append(out, idRecord{Table: "cvss", ID: id, CVE: k.cve, Version: k.version, Source: k.source})
-	}
-	for k, id := range t.ref {
-		out = append(out, idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
-	}
-	rest := out[start:]
-	sort.Slice(rest, func(i, j int) bool {
-		if rest[i].Table != rest[j].Table {
-			return rest[i].Table < rest[j].Table
+	n := 0
+	line := func(r *idRecord) error {
+		n++
+		b, err := marshal(r)
+		if err == nil {
+			err = w.line(b)
 		}
-		return rest[i].ID < rest[j].ID
-	})
-	return out
+		if err != nil {
+			return fmt.Errorf("record %d: %w", n, err)
+		}
+		return nil
+	}
+	err = line(&idRecord{Table: "next", ID: t.nextAlert})
+	if err == nil {
+		err = writeTable(&t.cpe, spend, func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
+	}
+	if err == nil && t.fresh {
+		// Numbered from 1 in the CVEs' order (see assignFresh).
+		next := int64(1)
+		for i := 0; i < len(cves) && err == nil; i++ {
+			c := &cves[i]
+			for k := 0; k < len(c.Metrics) && err == nil; k++ {
+				if m := &c.Metrics[k]; m.ID == next {
+					err = line(&idRecord{Table: "cvss", ID: m.ID, CVE: c.Name, Version: m.Version, Source: m.Source})
+					next++
+				}
+			}
+		}
+		next = 1
+		for i := 0; i < len(cves) && err == nil; i++ {
+			for _, k := range refKeys(cves[i].Name, cves[i].References) {
+				if err = line(&idRecord{Table: "ref", ID: next, CVE: k.cve, Link: k.link, N: k.n}); err != nil {
+					break
+				}
+				next++
+			}
+		}
+	}
+	if err == nil && !t.fresh {
+		err = writeTable(&t.cvss, spend, func(k cvssKey, id int64) error {
+			return line(&idRecord{Table: "cvss", ID: id, CVE: k.cve, Version: k.version, Source: k.source})
+		})
+	}
+	if err == nil && !t.fresh {
+		err = writeTable(&t.ref, spend, func(k refKey, id int64) error {
+			return line(&idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
+		})
+	}
+	if err != nil {
+		w.close()
+		return FileInfo{}, err
+	}
+	return w.close()
+}
+
+// writeTable passes the entries of one table to f by id; with spend, the
+// table is let go (nil) once listed.
+func writeTable[K comparable](table *map[K]int64, spend bool, f func(K, int64) error) error {
+	type entry struct {
+		key K
+		id  int64
+	}
+	list := make([]entry, 0, len(*table))
+	for k, id := range *table {
+		list = append(list, entry{k, id})
+	}
+	if spend {
+		*table = nil
+	}
+	slices.SortFunc(list, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
+	for _, e := range list {
+		if err := f(e.key, e.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // assign gives every CPE URI, CVSS record and reference of cves its id,
@@ -127,6 +201,10 @@ func (t *idTables) assign(cves []index.CVE) {
 		for k := range c.CPEs {
 			c.CPEs[k].ID = t.cpe[c.CPEs[k].URI]
 		}
+		if t.fresh {
+			t.assignFresh(c)
+			continue
+		}
 		for k := range c.Metrics {
 			m := &c.Metrics[k]
 			key := cvssKey{c.Name, m.Version, m.Source}
@@ -145,6 +223,27 @@ func (t *idTables) assign(cves []index.CVE) {
 			}
 		}
 	}
+}
+
+// assignFresh numbers c's CVSS records and references as assign does into
+// empty tables (see idTables.fresh): a record is new unless c has one of
+// the same version and source before it, and every reference is new.
+func (t *idTables) assignFresh(c *index.CVE) {
+	for k := range c.Metrics {
+		m := &c.Metrics[k]
+		m.ID = 0
+		for _, e := range c.Metrics[:k] {
+			if e.Version == m.Version && e.Source == m.Source {
+				m.ID = e.ID
+				break
+			}
+		}
+		if m.ID == 0 {
+			m.ID = t.nextCVSS
+			t.nextCVSS++
+		}
+	}
+	t.nextRef += int64(len(c.References))
 }
 
 // alertID returns a fresh alert id.

@@ -8,6 +8,13 @@ package loader
 // right after the feeds are read take far less (16 records a frame).
 
 import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vulnd/vulnd/index"
@@ -17,14 +24,29 @@ import (
 // appended to.
 const nvdSlabBytes = 4 << 20
 
-// nvdStore compresses records as read, for one goroutine.
+// nvdStore compresses records as read, for one goroutine. With a spill
+// file, the compressed records are appended to it rather than kept in
+// memory: a build at 400k CVEs holds 430 MB of them until they are packed.
 type nvdStore struct {
 	enc     *zstd.Encoder
 	scratch []byte // the last record compressed
 	slab    []byte // the buffer records are appended to
+	spill   *os.File
+	w       *bufio.Writer // to spill
+	off     int64         // spill's size
+	err     error         // of the first write to spill that failed
 }
 
-func newNVDStore() (*nvdStore, error) {
+// nvdRef is a record the store holds: z, or n bytes at off in the spill
+// file.
+type nvdRef struct {
+	z   []byte
+	off int64
+	n   int
+}
+
+// newNVDStore makes a store that spills into spill, unless it is nil.
+func newNVDStore(spill *os.File) (*nvdStore, error) {
 	// The fastest level: a record compresses about as well at the others,
 	// and reading must not slow down. No checksum: the frames never leave
 	// the process.
@@ -33,30 +55,57 @@ func newNVDStore() (*nvdStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &nvdStore{enc: enc}, nil
+	s := &nvdStore{enc: enc, spill: spill}
+	if spill != nil {
+		s.w = bufio.NewWriterSize(spill, 1<<20)
+	}
+	return s, nil
 }
 
-// add returns raw compressed alone (one zstd frame), in a buffer shared
-// with other records.
-func (s *nvdStore) add(raw []byte) []byte {
+// add compresses raw alone (one zstd frame) and keeps it: in a buffer
+// shared with other records, or in the spill file.
+func (s *nvdStore) add(raw []byte) nvdRef {
 	s.scratch = s.enc.EncodeAll(raw, s.scratch[:0])
+	if s.spill != nil {
+		r := nvdRef{off: s.off, n: len(s.scratch)}
+		if _, err := s.w.Write(s.scratch); err != nil && s.err == nil {
+			s.err = err
+		}
+		s.off += int64(len(s.scratch))
+		return r
+	}
 	if cap(s.slab)-len(s.slab) < len(s.scratch) {
 		s.slab = make([]byte, 0, max(nvdSlabBytes, len(s.scratch)))
 	}
 	start := len(s.slab)
 	s.slab = append(s.slab, s.scratch...)
-	return s.slab[start:len(s.slab):len(s.slab)]
+	return nvdRef{z: s.slab[start:len(s.slab):len(s.slab)]}
 }
 
-func (s *nvdStore) close() { s.enc.Close() }
+// close lets the encoder go and returns the error of the spill, if
+// any: once it is nil, every record added can be read back.
+func (s *nvdStore) close() error {
+	if s.enc != nil {
+		s.enc.Close()
+		s.enc = nil
+	}
+	if s.w != nil {
+		if s.err == nil {
+			s.err = s.w.Flush()
+		}
+		s.w = nil
+	}
+	return s.err
+}
 
 // nvdRecords are the winning records of a build's feeds: each one's
-// facts, its record as read, compressed alone (see nvdStore), and where
-// it came from.
+// facts, its record as read, compressed alone (see nvdStore), in
+// memory or in spill, and where it came from.
 type nvdRecords struct {
 	facts []index.NVDFacts
-	z     [][]byte
+	z     []nvdRef
 	from  []nvdFrom
+	spill *os.File
 }
 
 // pack orders the records as served and compresses them in blocks with
@@ -66,8 +115,22 @@ func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
 	if err != nil {
 		return nil, err
 	}
+	var frames sync.Pool // of *[]byte: a record read back from spill
 	p, err := index.PackNVDFrom(n.facts, func(i int, dst []byte) ([]byte, error) {
-		return dec.DecodeAll(n.z[i], dst)
+		r := n.z[i]
+		if r.z != nil || r.n == 0 {
+			return dec.DecodeAll(r.z, dst)
+		}
+		bp, _ := frames.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		defer frames.Put(bp)
+		*bp = slices.Grow((*bp)[:0], r.n)[:r.n]
+		if _, err := n.spill.ReadAt(*bp, r.off); err != nil {
+			return dst, fmt.Errorf("reading it back: %w", err)
+		}
+		return dec.DecodeAll(*bp, dst)
 	}, enc)
 	if err != nil {
 		return nil, err
@@ -76,10 +139,14 @@ func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
 }
 
 // nvdPacked are NVD's records packed, with where each came from (nil:
-// not known), in the order of Facts.
+// not known), in the order of Facts: in memory or, once spill has written
+// the snapshot's files of them into dir, only those files' manifest
+// entries.
 type nvdPacked struct {
 	*index.PackedNVD
-	from []nvdFrom
+	from  []nvdFrom
+	dir   string
+	files map[string]FileInfo
 }
 
 // withFrom puts from, given in the order of facts, beside p's records,
@@ -111,4 +178,40 @@ func nvdSize(p *nvdPacked) int {
 		n += b.Size
 	}
 	return n
+}
+
+// spillFile is a temporary file beside out (on its file system, not in
+// memory as /tmp may be) that a build keeps NVD's records in while it
+// reads the feeds, removed at once: it goes when it is closed, or when
+// the build dies.
+func spillFile(out string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".spill-")
+	if err != nil {
+		return nil, fmt.Errorf("loader: build %s: %w", out, err)
+	}
+	os.Remove(f.Name())
+	return f, nil
+}
+
+// spill writes the snapshot's files of the records (nvd.zst, the facts
+// and the provenance) into dir and lets the records go: a build holds the rest of its
+// data a good while longer (at 400k CVEs, 190 MB of frames and 120 MB of
+// facts). The write moves the files into the snapshot.
+func (p *nvdPacked) spill(dir string, enc *zstd.Encoder) error {
+	files := map[string]FileInfo{}
+	if err := writeNVD(dir, p, enc, writeVersion, files); err != nil {
+		return err
+	}
+	p.PackedNVD, p.from, p.dir, p.files = nil, nil, dir, files
+	return nil
+}
+
+// spillDir is a temporary directory beside out, on its file system, for
+// what a build writes before the snapshot's own directory is made.
+func spillDir(out string) (string, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".spill-")
+	if err != nil {
+		return "", fmt.Errorf("loader: build %s: %w", out, err)
+	}
+	return dir, nil
 }

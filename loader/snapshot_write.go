@@ -65,8 +65,9 @@ func tablesFromData(d *index.Data) *idTables {
 // named epssFile, and NVD's records packed (nil: d.NVD's, packed here).
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
-// hold it, before the bodies are encoded and the index built: a build's
-// CVEs, which nothing reads after the write.
+// hold it, what only the bodies need once each body is written, the id
+// tables once listed, and d.CVEs before the index is built: a build's
+// CVEs and tables, which nothing reads after the write.
 func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
@@ -79,43 +80,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		Inputs:  inputs,
 		Newest:  dates,
 	}
-	// The details are built once, first: the index reorders the details
-	// it is given, so it gets a copy of their per-CVE records, and the
-	// file keeps them in the order of the CVE bodies.
-	details, err := buildDetails(d.CVEs)
-	if err != nil {
-		// A CVE whose body is bad is told first, as when the bodies
-		// were encoded first.
-		if _, _, berr := encodeCVEs(d.CVEs); berr != nil {
-			err = berr
-		}
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
-	if spend {
-		for i := range d.CVEs {
-			c := &d.CVEs[i]
-			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
-		}
-	}
-	// The bodies are encoded once, for the file and for the index, which
-	// checks the data and gives the counts: a build that would not load is
-	// refused here rather than at serve time.
-	bodies, entries, err := encodeCVEs(d.CVEs)
-	if err != nil {
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
-	check := details.Reorderable()
-	if epss != nil {
-		epss = epss.only(d.CVEs)
-		m.EPSS = epssInfo(epss, epssFile)
-	}
-	ix, err := index.BuildEntries(d.CWEs, entries, check, d.Reports, index.Meta{EPSS: epss.source()})
-	if err != nil {
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
-	m.Counts = ix.Counts()
-	ix, entries, check = nil, nil, nil
-
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
@@ -127,31 +91,80 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			os.RemoveAll(tmp)
 		}
 	}()
+	enc, err := newSnapshotEncoder()
+	if err != nil {
+		return m, fmt.Errorf("loader: zstd: %w", err)
+	}
+	defer func() {
+		if enc != nil {
+			enc.Close()
+		}
+	}()
+	// The id tables, which nothing else needs once the CVEs carry their
+	// ids, are written first and let go.
+	if m.Files[keyIDs], err = writeIDs(filepath.Join(tmp, dataFiles[keyIDs]), enc, ids, d.CVEs, spend); err != nil {
+		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyIDs], err)
+	}
+	ids = nil
+	writePhase("ids written")
+	// The details are built once, first: the file keeps them in the order
+	// of the CVE bodies, and the index, which reorders them, gets them
+	// once the file is written.
+	details, err := buildDetails(d.CVEs, spend)
+	if err != nil {
+		// A CVE whose body is bad is told first, as when the bodies
+		// were encoded first.
+		if berr := eachBody(d.CVEs, nil); berr != nil {
+			err = berr
+		}
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	writePhase("details built")
+	// The bodies are encoded, checked (a build that would not load is
+	// refused here rather than at serve time) and written as they are
+	// made, a batch at a time, rather than held all at once beside the
+	// CVEs they come from; the index is built from the file once the
+	// CVEs are let go (see below).
+	cw, err := newChunkWriter(filepath.Join(tmp, dataFiles[keyCVEs]), enc)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
+	}
+	if err := eachBody(d.CVEs, func(i int, body []byte) error {
+		if spend {
+			// What only the body needs goes with it.
+			c := &d.CVEs[i]
+			c.Summary, c.CPEs, c.CWEs, c.References, c.CVSS = "", nil, nil, nil, index.CVSS{}
+		}
+		return cw.line(body)
+	}); err != nil {
+		cw.close()
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	if m.Files[keyCVEs], err = cw.close(); err != nil {
+		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
+	}
+	writePhase("bodies written")
+	if epss != nil {
+		epss = epss.only(d.CVEs)
+		m.EPSS = epssInfo(epss, epssFile)
+	}
 	var withMetrics []int
 	for i := range d.CVEs {
 		if len(d.CVEs[i].Metrics) > 0 {
 			withMetrics = append(withMetrics, i)
 		}
 	}
-	idRecs := ids.records()
-	enc, err := newSnapshotEncoder()
-	if err != nil {
-		return m, fmt.Errorf("loader: zstd: %w", err)
-	}
-	defer enc.Close()
 	files := []struct {
 		key  string
 		n    int
 		line func(int) ([]byte, error)
 	}{
 		{keyCWEs, len(d.CWEs), func(i int) ([]byte, error) { return marshal(&d.CWEs[i]) }},
-		{keyCVEs, len(bodies), func(i int) ([]byte, error) { return bodies[i], nil }},
 		{keyMetrics, len(withMetrics), func(i int) ([]byte, error) {
 			c := &d.CVEs[withMetrics[i]]
 			return marshal(&metricsRecord{CVE: c.Name, Metrics: c.Metrics})
 		}},
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
-		{keyIDs, len(idRecs), func(i int) ([]byte, error) { return marshal(&idRecs[i]) }},
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
 		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
 	}
@@ -173,6 +186,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		m.Files[f.key] = fi
 	}
+	files, withMetrics = nil, nil
 	if nvd == nil {
 		p, err := index.PackNVD(d.NVD, enc)
 		if err != nil {
@@ -180,9 +194,47 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}
 		nvd = &nvdPacked{PackedNVD: p}
 	}
-	if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
+	if nvd.PackedNVD == nil {
+		// Written already (see nvdPacked.spill).
+		for key, fi := range nvd.files {
+			if err := os.Rename(filepath.Join(nvd.dir, fi.Name), filepath.Join(tmp, fi.Name)); err != nil {
+				return m, fmt.Errorf("loader: build %s: %w", dir, err)
+			}
+			m.Files[key] = fi
+		}
+	} else if err = writeNVD(tmp, nvd, enc, m.Version, m.Files); err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
+	nvd = nil
+	// The encoders' buffers (32 MB) go before the index is built.
+	enc.Close()
+	enc = nil
+	writePhase("files written")
+	if spend {
+		// Nothing reads the build's CVEs after this: the index is made
+		// from the bodies as written, as a load makes it, in the memory
+		// they held (collected now, not once the heap has doubled).
+		d.CVEs = nil
+		runtime.GC()
+	}
+	// The index checks the data and gives the counts.
+	dec, err := decoder()
+	if err != nil {
+		return m, fmt.Errorf("loader: zstd: %w", err)
+	}
+	entries, err := decodeEntries(tmp, m.Files[keyCVEs], dec)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	writePhase("entries read")
+	ix, err := index.BuildEntries(d.CWEs, entries, details, d.Reports, index.Meta{EPSS: epss.source()})
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	m.Counts = ix.Counts()
+	writePhase("index built")
+	runtime.KeepAlive(ix)
+	ix, entries, details = nil, nil, nil
 	raw, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return m, err
@@ -202,6 +254,10 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	return m, nil
 }
 
+// writePhase is told when the write reaches a phase (tests profile the
+// heap there); it does nothing otherwise.
+var writePhase = func(name string) {}
+
 // writeVersion is the format version a build writes: FormatVersion, which
 // tests set to 6 to write a snapshot as format 6 did (it differs only in
 // its NVD facts).
@@ -211,37 +267,50 @@ var marshalOptions = []json.EncodeOptionFunc{json.DisableHTMLEscape()}
 
 func marshal(v any) ([]byte, error) { return json.MarshalWithOption(v, marshalOptions...) }
 
-// encodeCVEs encodes every CVE's API body and scans it for the index, on
-// several goroutines.
-func encodeCVEs(cves []index.CVE) ([][]byte, []index.CVEEntry, error) {
-	bodies := make([][]byte, len(cves))
-	entries := make([]index.CVEEntry, len(cves))
-	errs := make([]error, len(cves))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				from := int(next.Add(1024) - 1024)
-				if from >= len(cves) {
-					return
+// eachBody encodes every CVE's API body and checks that the index takes
+// it (index.ScanCVE), on several goroutines, a batch at a time, and passes
+// each body to f (nil: none) in the order of cves; the error is the first
+// CVE's whose body is bad, else f's.
+func eachBody(cves []index.CVE, f func(i int, body []byte) error) error {
+	const batch = 4096
+	bodies := make([][]byte, min(batch, len(cves)))
+	errs := make([]error, len(bodies))
+	for from := 0; from < len(cves); from += batch {
+		part := cves[from:min(from+batch, len(cves))]
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					from := int(next.Add(64) - 64)
+					if from >= len(part) {
+						return
+					}
+					for i := from; i < min(from+64, len(part)); i++ {
+						bodies[i] = index.EncodeCVE(&part[i])
+						_, errs[i] = index.ScanCVE(bodies[i])
+					}
 				}
-				for i := from; i < min(from+1024, len(cves)); i++ {
-					bodies[i] = index.EncodeCVE(&cves[i])
-					entries[i], errs[i] = index.ScanCVE(bodies[i])
+			}()
+		}
+		wg.Wait()
+		for i := range part {
+			if errs[i] != nil {
+				return fmt.Errorf("record %d: %w", from+i+1, errs[i])
+			}
+		}
+		for i := range part {
+			if f != nil {
+				if err := f(from+i, bodies[i]); err != nil {
+					return fmt.Errorf("record %d: %w", from+i+1, err)
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, nil, fmt.Errorf("record %d: %w", i+1, err)
+			bodies[i] = nil
 		}
 	}
-	return bodies, entries, nil
+	return nil
 }
 
 // writeDataFile writes n lines as a chunked data file and returns its
@@ -264,12 +333,18 @@ func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte
 	return w.close()
 }
 
-// buildDetails makes the details of cves, in their order.
-func buildDetails(cves []index.CVE) (*index.Details, error) {
+// buildDetails makes the details of cves, in their order. With spend,
+// what only the details need of each CVE (affected entries, SSVC
+// decision, entry keys, KEV entry) is let go once they hold it.
+func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
 	b := index.NewDetailsBuilder()
 	for i := range cves {
-		if err := b.Add(&cves[i]); err != nil {
+		c := &cves[i]
+		if err := b.Add(c); err != nil {
 			return nil, err
+		}
+		if spend {
+			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
 		}
 	}
 	return b.Details(), nil

@@ -104,7 +104,7 @@ func TestWriteSpendsDetailsFields(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return files, d.CVEs
+		return files, cves // d.CVEs is let go when the write spends them
 	}
 	kept, keptCVEs := snap(false)
 	spent, spentCVEs := snap(true)
