@@ -34,12 +34,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -514,59 +512,43 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		}
 	}
 	var remapped atomic.Int64
-	{
-		errs := make([]error, len(prev.blocks)-1)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					pb := int(next.Add(1) - 1)
-					if pb >= len(errs) {
-						return
-					}
-					if !slices.Contains(needRaw[prev.firsts[pb]:prev.firsts[pb+1]], true) {
-						continue
-					}
-					errs[pb] = prev.eachRecord(pb, func(j int, raw []byte, size int) error {
-						i := posOf[j]
-						if i < 0 || !needRaw[j] {
-							return nil
-						}
-						if b := blockOf[i]; keep[b] < 0 {
-							raws[i] = bytes.Clone(raw)
-						} else if order[b*per] == i {
-							decoded[b] = size
-						}
-						if cves[i].Name != "" {
-							return nil
-						}
-						var n nvdCVE
-						if err := json.Unmarshal(raw, &n); err != nil {
-							return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
-						}
-						fr, err := mapCVE(&n)
-						if err != nil {
-							return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
-						}
-						if n.ID != prev.lines[j].ID {
-							return fmt.Errorf("record %d is %s, its facts say %s", j+1, n.ID, prev.lines[j].ID)
-						}
-						cves[i], facts[i] = fr.cve, nvdFacts(&n)
-						remapped.Add(1)
-						return nil
-					})
-				}
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return nil, "", fmt.Errorf("loader: -previous %s: %s: %w", opt.Previous, fileNVD, err)
+	errs := index.OnCores(len(prev.blocks)-1, func() func(int) error {
+		return func(pb int) error {
+			if !slices.Contains(needRaw[prev.firsts[pb]:prev.firsts[pb+1]], true) {
+				return nil
 			}
+			return prev.eachRecord(pb, func(j int, raw []byte, size int) error {
+				i := posOf[j]
+				if i < 0 || !needRaw[j] {
+					return nil
+				}
+				if b := blockOf[i]; keep[b] < 0 {
+					raws[i] = bytes.Clone(raw)
+				} else if order[b*per] == i {
+					decoded[b] = size
+				}
+				if cves[i].Name != "" {
+					return nil
+				}
+				var n nvdCVE
+				if err := json.Unmarshal(raw, &n); err != nil {
+					return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
+				}
+				fr, err := mapCVE(&n)
+				if err != nil {
+					return fmt.Errorf("record of %s: %w", prev.lines[j].ID, err)
+				}
+				if n.ID != prev.lines[j].ID {
+					return fmt.Errorf("record %d is %s, its facts say %s", j+1, n.ID, prev.lines[j].ID)
+				}
+				cves[i], facts[i] = fr.cve, nvdFacts(&n)
+				remapped.Add(1)
+				return nil
+			})
 		}
+	})
+	if err := index.FirstError(errs); err != nil {
+		return nil, "", fmt.Errorf("loader: -previous %s: %s: %w", opt.Previous, fileNVD, err)
 	}
 	carried := 0
 	for i := range wins {
@@ -583,53 +565,39 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	for k, i := range order {
 		p.Facts[k], from[k] = facts[i], wins[i].from
 	}
-	errs := make([]error, nb)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf, frame []byte
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= nb {
-					return
-				}
-				from, to := b*per, min((b+1)*per, len(order))
-				p.Blocks[b].Records = to - from
-				if keep[b] >= 0 {
-					p.Frames[b] = prev.frame(keep[b])
-					p.Blocks[b].Size = len(p.Frames[b])
-					continue
-				}
-				buf = buf[:0]
-				for _, i := range order[from:to] {
-					if bytes.IndexByte(raws[i], nvdNewline) >= 0 {
-						errs[b] = fmt.Errorf("%w: NVD record of %s holds byte 0x1F", index.ErrInvalid, wins[i].id)
-						break
-					}
-					start := len(buf)
-					buf = append(buf, raws[i]...)
-					for k := start; k < len(buf); k++ {
-						if buf[k] == '\n' {
-							buf[k] = nvdNewline
-						}
-					}
-					buf = append(buf, '\n')
-				}
-				frame = enc.EncodeAll(buf, frame[:0])
-				p.Frames[b] = slices.Clone(frame)
+	errs = index.OnCores(nb, func() func(int) error {
+		var buf, frame []byte
+		return func(b int) error {
+			from, to := b*per, min((b+1)*per, len(order))
+			p.Blocks[b].Records = to - from
+			if keep[b] >= 0 {
+				p.Frames[b] = prev.frame(keep[b])
 				p.Blocks[b].Size = len(p.Frames[b])
-				p.Decoded[b] = len(buf)
+				return nil
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
+			buf = buf[:0]
+			for _, i := range order[from:to] {
+				if bytes.IndexByte(raws[i], nvdNewline) >= 0 {
+					return fmt.Errorf("%w: NVD record of %s holds byte 0x1F", index.ErrInvalid, wins[i].id)
+				}
+				start := len(buf)
+				buf = append(buf, raws[i]...)
+				for k := start; k < len(buf); k++ {
+					if buf[k] == '\n' {
+						buf[k] = nvdNewline
+					}
+				}
+				buf = append(buf, '\n')
+			}
+			frame = enc.EncodeAll(buf, frame[:0])
+			p.Frames[b] = slices.Clone(frame)
+			p.Blocks[b].Size = len(p.Frames[b])
+			p.Decoded[b] = len(buf)
+			return nil
 		}
+	})
+	if err := index.FirstError(errs); err != nil {
+		return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
 	}
 	kept := 0
 	for _, k := range keep {
@@ -823,26 +791,14 @@ func (p *previousNVD) eachRecord(b int, fn func(j int, raw []byte, size int) err
 // hashes are the records' hashes (recordHash), computed on every core.
 func (p *previousNVD) hashes() ([]recHash, error) {
 	out := make([]recHash, len(p.lines))
-	errs := make([]error, len(p.firsts)-1)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= len(errs) {
-					return
-				}
-				errs[b] = p.eachRecord(b, func(j int, raw []byte, _ int) error {
-					out[j] = recordHash(raw)
-					return nil
-				})
-			}
-		}()
-	}
-	wg.Wait()
+	errs := index.OnCores(len(p.firsts)-1, func() func(int) error {
+		return func(b int) error {
+			return p.eachRecord(b, func(j int, raw []byte, _ int) error {
+				out[j] = recordHash(raw)
+				return nil
+			})
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("loader: -previous: %s: %w", fileNVD, err)
 	}
@@ -888,29 +844,16 @@ func readChecked(dir string, fi FileInfo) ([]byte, error) {
 	for i, c := range fi.Chunks {
 		offs[i+1] = offs[i] + c.Size
 	}
-	errs := make([]error, len(fi.Chunks))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(fi.Chunks)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(fi.Chunks) {
-					return
-				}
-				if err := checkSum(data[offs[i]:offs[i+1]], fi.Chunks[i].SHA256); err != nil {
-					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
-				}
+	errs := index.OnCores(len(fi.Chunks), func() func(int) error {
+		return func(i int) error {
+			if err := checkSum(data[offs[i]:offs[i+1]], fi.Chunks[i].SHA256); err != nil {
+				return fmt.Errorf("chunk %d: %w", i+1, err)
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err // the first chunk's
+			return nil
 		}
+	})
+	if err := index.FirstError(errs); err != nil {
+		return nil, err // the first chunk's
 	}
 	return data, nil
 }

@@ -21,11 +21,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/goccy/go-json"
 	"github.com/klauspost/compress/zstd"
@@ -326,37 +323,25 @@ func openChecked(dir string, fi FileInfo) (*os.File, error) {
 	for i, c := range fi.Chunks {
 		offs[i+1] = offs[i] + c.Size
 	}
-	errs := make([]error, len(fi.Chunks))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(fi.Chunks)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(fi.Chunks) {
-					return
-				}
-				if int64(cap(buf)) < fi.Chunks[i].Size {
-					buf = make([]byte, fi.Chunks[i].Size)
-				}
-				b := buf[:fi.Chunks[i].Size]
-				if _, err := f.ReadAt(b, offs[i]); err != nil {
-					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
-				} else if err := checkSum(b, fi.Chunks[i].SHA256); err != nil {
-					errs[i] = fmt.Errorf("chunk %d: %w", i+1, err)
-				}
+	errs := index.OnCores(len(fi.Chunks), func() func(int) error {
+		var buf []byte
+		return func(i int) error {
+			if int64(cap(buf)) < fi.Chunks[i].Size {
+				buf = make([]byte, fi.Chunks[i].Size)
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			f.Close()
-			return nil, err // the first chunk's
+			b := buf[:fi.Chunks[i].Size]
+			if _, err := f.ReadAt(b, offs[i]); err != nil {
+				return fmt.Errorf("chunk %d: %w", i+1, err)
+			}
+			if err := checkSum(b, fi.Chunks[i].SHA256); err != nil {
+				return fmt.Errorf("chunk %d: %w", i+1, err)
+			}
+			return nil
 		}
+	})
+	if err := index.FirstError(errs); err != nil {
+		f.Close()
+		return nil, err // the first chunk's
 	}
 	return f, nil
 }
