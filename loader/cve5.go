@@ -188,18 +188,21 @@ const (
 
 // cve5Raw is a CVE JSON 5 record, holding only the fields vulnd maps.
 type cve5Raw struct {
-	DataType string `json:"dataType"`
-	Metadata struct {
-		ID                string `json:"cveId"`
-		State             string `json:"state"`
-		AssignerShortName string `json:"assignerShortName"`
-		DatePublished     string `json:"datePublished"`
-		DateUpdated       string `json:"dateUpdated"`
-	} `json:"cveMetadata"`
+	DataType   string   `json:"dataType"`
+	Metadata   cve5Meta `json:"cveMetadata"`
 	Containers struct {
 		CNA *cve5Container  `json:"cna"`
 		ADP []cve5Container `json:"adp"`
 	} `json:"containers"`
+}
+
+// cve5Meta is a record's cveMetadata.
+type cve5Meta struct {
+	ID                string `json:"cveId"`
+	State             string `json:"state"`
+	AssignerShortName string `json:"assignerShortName"`
+	DatePublished     string `json:"datePublished"`
+	DateUpdated       string `json:"dateUpdated"`
 }
 
 type cve5Container struct {
@@ -226,14 +229,8 @@ type cve5Container struct {
 // cve5Raw but the containers' descriptions, rejected reasons and
 // references, which are skipped unread.
 type cve5PartRaw struct {
-	DataType string `json:"dataType"`
-	Metadata struct {
-		ID                string `json:"cveId"`
-		State             string `json:"state"`
-		AssignerShortName string `json:"assignerShortName"`
-		DatePublished     string `json:"datePublished"`
-		DateUpdated       string `json:"dateUpdated"`
-	} `json:"cveMetadata"`
+	DataType   string   `json:"dataType"`
+	Metadata   cve5Meta `json:"cveMetadata"`
 	Containers struct {
 		CNA *cve5PartContainer  `json:"cna"`
 		ADP []cve5PartContainer `json:"adp"`
