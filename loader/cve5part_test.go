@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/vulnd/vulnd/index"
+	"github.com/vulnd/vulnd/loader/loadertest"
 )
 
 // TestReadCVE5PartOfNVDCVEAllocs: of the record of a CVE of NVD, a build
@@ -73,7 +74,7 @@ func TestReadCVE5PartSameAsKept(t *testing.T) {
 	var raws []json.RawMessage
 	for _, name := range []string{"cvelistV5-sample.json.gz", "vulnrichment-sample.json.gz"} {
 		var recs []json.RawMessage
-		if err := json.Unmarshal(gunzip(t, cve5Sample(t, name)), &recs); err != nil {
+		if err := json.Unmarshal(loadertest.Gunzip(t, cve5Sample(t, name)), &recs); err != nil {
 			t.Fatal(err)
 		}
 		raws = append(raws, recs...)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -15,27 +14,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/vulnd/vulnd/loader/loadertest"
 )
-
-// gunzip is the content of the gzip file at path.
-func gunzip(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestReadCVE5ZipOnEveryCore: the files of a zip archive are decoded on
 // several goroutines at once (two files are seen being decoded at the
@@ -208,7 +188,7 @@ func FuzzDecodeCVE5Whole(f *testing.F) {
 	}
 	for _, name := range []string{"cvelistV5-sample.json.gz", "vulnrichment-sample.json.gz"} {
 		var recs []json.RawMessage
-		if err := json.Unmarshal(gunzip(f, cve5Sample(f, name)), &recs); err != nil {
+		if err := json.Unmarshal(loadertest.Gunzip(f, cve5Sample(f, name)), &recs); err != nil {
 			f.Fatal(err)
 		}
 		for i := 0; i < len(recs); i += 7 {

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vulnd/vulnd/loader/loadertest"
 )
 
 // realFeed returns the real NVD sample feed, decompressed.
 func realFeed(t testing.TB) []byte {
 	t.Helper()
-	return gunzip(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
+	return loadertest.Gunzip(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"))
 }
 
 func TestIsFeed(t *testing.T) {

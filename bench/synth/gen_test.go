@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vulnd/vulnd/loader/loadertest"
 )
 
 const testN = 300
@@ -157,19 +157,7 @@ type tCPEM struct {
 
 func readFeed(t *testing.T, path string) tFeed {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	raw := loadertest.Gunzip(t, path)
 	var feed tFeed
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&feed); err != nil {

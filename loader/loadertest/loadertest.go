@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,10 +57,9 @@ func Tree(t testing.TB, root string) map[string]string {
 	return out
 }
 
-// FeedRecords returns the "cve" objects of an NVD CVE API 2.0 feed file
-// (gzip), byte for byte as the feed holds them, in the feed's order: what
-// a test compares with the records vulnd serves as NVD's API.
-func FeedRecords(t testing.TB, path string) []json.RawMessage {
+// Gunzip is the content of the gzip file at path, read whole; it fails
+// the test on any error.
+func Gunzip(t testing.TB, path string) []byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -70,12 +70,24 @@ func FeedRecords(t testing.TB, path string) []json.RawMessage {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
+}
+
+// FeedRecords returns the "cve" objects of an NVD CVE API 2.0 feed file
+// (gzip), byte for byte as the feed holds them, in the feed's order: what
+// a test compares with the records vulnd serves as NVD's API.
+func FeedRecords(t testing.TB, path string) []json.RawMessage {
+	t.Helper()
 	var feed struct {
 		Vulnerabilities []struct {
 			CVE json.RawMessage `json:"cve"`
 		} `json:"vulnerabilities"`
 	}
-	if err := json.NewDecoder(zr).Decode(&feed); err != nil {
+	if err := json.Unmarshal(Gunzip(t, path), &feed); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	out := make([]json.RawMessage, len(feed.Vulnerabilities))
