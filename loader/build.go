@@ -131,6 +131,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}()
 	var (
 		cves     []index.CVE
+		cold     *coldStore // cves' spilled fields (nil: none)
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
@@ -158,8 +159,19 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, err
 		}
 		defer spill.Close()
+		if opt.Previous == "" {
+			// The CVEs' summaries, CWEs and references wait for the
+			// write in a file beside -o (a -previous build compares
+			// them, and holds them).
+			f, err := spillFile(opt.Out)
+			if err != nil {
+				return Manifest{}, err
+			}
+			defer f.Close()
+			cold = newColdStore(f)
+		}
 		var nvdRecs *nvdRecords
-		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds), spill)
+		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds), spill, cold)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -233,6 +245,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	ids := newIDTables()
 	// Without -previous, the tables start empty and are numbered once.
 	ids.fresh = opt.Previous == ""
+	ids.cold = cold
 	var reports []index.Report
 	if opt.Previous != "" {
 		if prev == nil {
@@ -289,7 +302,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, true)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, true)
 	if err != nil {
 		return m, err
 	}
@@ -530,13 +543,15 @@ func ReadFeeds(paths []string) ([]index.CVE, error) {
 // inputs are numbered as a manifest's: the i-th path is input i+1 (see
 // readFeedsAt).
 func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
-	return readFeedsAt(paths, nil, spill)
+	return readFeedsAt(paths, nil, spill, nil)
 }
 
 // readFeedsAt is readFeeds with the place of each path among the build's
 // inputs (the index of its FileInfo in the manifest's Inputs; nil: the
-// i-th path is input i+1), which the records' provenance names.
-func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+// i-th path is input i+1), which the records' provenance names. With
+// cold, each winning record's summary, CWEs and references go into it
+// as read (see coldStore) rather than being held.
+func readFeedsAt(paths []string, pos []int, spill *os.File, cold *coldStore) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 	store, err := newNVDStore(spill)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
@@ -560,6 +575,9 @@ func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRe
 				return nil
 			}
 			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
+			if cold != nil {
+				fr.cold = cold.put(&fr.cve)
+			}
 			tab.cve(&fr.cve)
 			w.rec = fr
 			return nil
@@ -579,9 +597,25 @@ func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRe
 	sort.Strings(ids)
 	out := make([]index.CVE, len(ids))
 	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([]nvdRef, len(ids)), from: make([]nvdFrom, len(ids)), spill: spill}
+	var refs []coldRef
+	if cold != nil {
+		refs = make([]coldRef, len(ids))
+	}
 	for i, id := range ids {
 		w := byID[id]
 		out[i], nvd.facts[i], nvd.z[i], nvd.from[i] = w.rec.cve, w.rec.nvd.Facts, w.rec.z, w.from()
+		if cold != nil {
+			refs[i] = w.rec.cold
+		}
+		// The record as read goes as soon as it is copied, not with
+		// the map: the CVEs are not held twice.
+		w.rec = nil
+	}
+	byID = nil
+	if cold != nil {
+		if err := cold.index(ids, refs); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	return out, nvd, infos, nil
 }

@@ -31,6 +31,10 @@ type idTables struct {
 	// cvss and ref (at 400k CVEs, 2.2 million entries), and writeIDs
 	// lists them from the CVEs.
 	fresh bool
+	// cold holds the references of the CVEs it spilled (see
+	// coldStore), which a fresh assign counts and writeIDs lists from
+	// it; nil for none.
+	cold *coldStore
 }
 
 type cvssKey struct{ cve, version, source string }
@@ -126,8 +130,15 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 			}
 		}
 		next = 1
+		var buf []byte
 		for i := 0; i < len(cves) && err == nil; i++ {
-			for _, k := range refKeys(cves[i].Name, cves[i].References) {
+			refs := cves[i].References
+			if t.cold != nil {
+				if refs, buf, err = t.cold.refsOf(&cves[i], buf); err != nil {
+					break
+				}
+			}
+			for _, k := range refKeys(cves[i].Name, refs) {
 				if err = line(&idRecord{Table: "ref", ID: next, CVE: k.cve, Link: k.link, N: k.n}); err != nil {
 					break
 				}
@@ -243,7 +254,7 @@ func (t *idTables) assignFresh(c *index.CVE) {
 			t.nextCVSS++
 		}
 	}
-	t.nextRef += int64(len(c.References))
+	t.nextRef += int64(t.cold.refCount(c))
 }
 
 // alertID returns a fresh alert id.
