@@ -100,9 +100,6 @@ type feedRecord struct {
 	// kept it (nvd.Raw is then nil).
 	nvd index.NVDRecord
 	z   nvdRef
-	// cold is where the record's summary, CWEs and references went,
-	// when readFeedsAt spills them (see coldStore).
-	cold coldRef
 }
 
 // decodeFeed streams the "vulnerabilities" array of one NVD CVE API 2.0
