@@ -228,7 +228,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
-		setEntryKeys(cves, aliases)
+		setEntryKeys(cves, cold, aliases)
 		recordInfo = infos
 		if opt.Previous != "" {
 			recordStamps = make([]Stamp, len(recs))
@@ -269,7 +269,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 			}
 		}
 	}
-	ids.assign(cves)
+	if err := ids.assign(cves); err != nil {
+		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+	}
 	stage("assign ids", "")
 	fresh := "" // the new report's id
 
@@ -376,12 +378,12 @@ func readAliases(path string) (*Aliases, error) {
 // setEntryKeys gives each CVE without NVD CPEs the vendors and products
 // of its affected entries (EntryKeys, through aliases), each key with the
 // entries that give it; a CVE with CPEs gets none (NVD's analysis
-// supersedes its entries).
-func setEntryKeys(cves []index.CVE, aliases *Aliases) {
+// supersedes its entries). cold holds the CPEs of the CVEs it spilled.
+func setEntryKeys(cves []index.CVE, cold *coldStore, aliases *Aliases) {
 	for i := range cves {
 		c := &cves[i]
 		c.EntryKeys = nil
-		if len(c.CPEs) > 0 {
+		if len(c.Affected) == 0 || cold.cpeCount(c) > 0 {
 			continue
 		}
 		for e := range c.Affected {

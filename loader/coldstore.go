@@ -12,13 +12,16 @@ import (
 )
 
 // coldStore keeps, in a spill file beside -o, the fields of a build's
-// NVD CVEs that only their API body and the id table of references read
-// (Summary, CWEs, References): a full build holds every CVE from the
-// feeds to the write, and these are a third of what it holds (at 100k
-// CVEs, 20 MB of summaries, 25 MB of links and 26 MB of Reference
-// structs). readFeedsAt writes each winning record's fields as it is
-// read and clears them; the write reads them back, a CVE at a time, for
-// its body (see eachBody) and its references' ids (see writeIDs).
+// NVD CVEs that only their API body and the id tables read (Summary,
+// CWEs, References, CPEs): a full build holds every CVE from the feeds
+// to the write, and these are two thirds of what it holds (at 100k CVEs,
+// 20 MB of summaries, 25 MB of links, 26 MB of Reference structs, 60 MB
+// of CPE structs and 22 MB of CPE URIs). readFeedsAt writes each
+// winning record's fields as it is read and clears them; the ids are
+// assigned from the URIs read back (see idTables.assign), and the write
+// reads the fields back, a CVE at a time, for its body (see eachBody,
+// which gives each CPE its id from cpeIDs) and its references' ids (see
+// writeIDs).
 //
 // A CVE the store does not hold (one served from its JSON 5 record)
 // keeps its fields in memory. A nil *coldStore holds nothing.
@@ -34,6 +37,11 @@ type coldStore struct {
 	at    []int64
 	size  []uint32
 	refs  []uint32
+	cpes  []uint32
+
+	// cpeIDs is the id of each CPE URI (idTables.cpe, which assign
+	// sets here; the write lets it go once the bodies are written).
+	cpeIDs map[string]int64
 }
 
 func newColdStore(f *os.File) *coldStore {
@@ -45,6 +53,7 @@ type coldRef struct {
 	at   int64
 	size uint32
 	refs uint32
+	cpes uint32
 }
 
 // put writes c's cold fields to the file and clears them in c.
@@ -63,12 +72,26 @@ func (s *coldStore) put(c *index.CVE) coldRef {
 		b = appendColdString(b, r.Source)
 		b = appendColdString(b, r.Type)
 	}
-	ref := coldRef{at: s.end, size: uint32(len(b)), refs: uint32(len(c.References))}
+	b = binary.AppendUvarint(b, uint64(len(c.CPEs)))
+	for i := range c.CPEs {
+		p := &c.CPEs[i]
+		b = appendColdString(b, p.URI)
+		vulnerable := byte(0)
+		if p.Vulnerable {
+			vulnerable = 1
+		}
+		b = append(b, vulnerable)
+		b = appendColdString(b, p.VersionStartIncluding)
+		b = appendColdString(b, p.VersionStartExcluding)
+		b = appendColdString(b, p.VersionEndIncluding)
+		b = appendColdString(b, p.VersionEndExcluding)
+	}
+	ref := coldRef{at: s.end, size: uint32(len(b)), refs: uint32(len(c.References)), cpes: uint32(len(c.CPEs))}
 	if s.err == nil {
 		_, s.err = s.w.Write(b)
 	}
 	s.end += int64(len(b))
-	c.Summary, c.CWEs, c.References = "", nil, nil
+	c.Summary, c.CWEs, c.References, c.CPEs = "", nil, nil, nil
 	return ref
 }
 
@@ -87,9 +110,9 @@ func (s *coldStore) index(names []string, refs []coldRef) error {
 		return fmt.Errorf("loader: spilling CVEs: %w", s.err)
 	}
 	s.names = names
-	s.at, s.size, s.refs = make([]int64, len(refs)), make([]uint32, len(refs)), make([]uint32, len(refs))
+	s.at, s.size, s.refs, s.cpes = make([]int64, len(refs)), make([]uint32, len(refs)), make([]uint32, len(refs)), make([]uint32, len(refs))
 	for i, r := range refs {
-		s.at[i], s.size[i], s.refs[i] = r.at, r.size, r.refs
+		s.at[i], s.size[i], s.refs[i], s.cpes[i] = r.at, r.size, r.refs, r.cpes
 	}
 	return nil
 }
@@ -114,6 +137,14 @@ func (s *coldStore) refCount(c *index.CVE) int {
 	return len(c.References)
 }
 
+// cpeCount is the number of CPEs of c, held or in the store.
+func (s *coldStore) cpeCount(c *index.CVE) int {
+	if i := s.find(c.Name); i >= 0 {
+		return int(s.cpes[i])
+	}
+	return len(c.CPEs)
+}
+
 // fill sets c's cold fields from the store (c is left as it is when the
 // store does not hold it); buf is reused for the bytes read and returned.
 func (s *coldStore) fill(c *index.CVE, buf []byte) ([]byte, error) {
@@ -135,6 +166,23 @@ func (s *coldStore) fill(c *index.CVE, buf []byte) ([]byte, error) {
 	for k := range c.References {
 		ref := &c.References[k]
 		ref.Description, ref.Link, ref.Source, ref.Type = r.str(), r.str(), r.str(), r.str()
+	}
+	if n := r.n(); n > 0 {
+		c.CPEs = make([]index.CPE, n)
+		for k := range c.CPEs {
+			p := &c.CPEs[k]
+			p.URI = r.str()
+			p.Vulnerable = r.byte() == 1
+			p.VersionStartIncluding, p.VersionStartExcluding, p.VersionEndIncluding, p.VersionEndExcluding = r.str(), r.str(), r.str(), r.str()
+			if r.bad {
+				break
+			}
+			var err error
+			if p.Vendor, p.Product, p.Version, err = parseCPE(p.URI); err != nil {
+				return buf, fmt.Errorf("loader: reading spilled CVE %s: %w", c.Name, err)
+			}
+			p.ID = s.cpeIDs[p.URI]
+		}
 	}
 	if r.bad || len(r.b) != 0 {
 		return buf, fmt.Errorf("loader: reading spilled CVE %s: %w", c.Name, errColdRecord)
@@ -165,10 +213,43 @@ func (s *coldStore) refsOf(c *index.CVE, buf []byte) ([]index.Reference, []byte,
 		r.skip()
 		r.skip()
 	}
-	if r.bad || len(r.b) != 0 {
+	if r.bad {
 		return nil, buf, fmt.Errorf("loader: reading spilled CVE %s: %w", c.Name, errColdRecord)
 	}
 	return refs, buf, nil
+}
+
+// eachCPEURI passes the URI of each CPE of the i-th CVE to f, as bytes
+// valid during the call.
+func (s *coldStore) eachCPEURI(i int, buf []byte, f func(uri []byte)) ([]byte, error) {
+	buf, err := s.read(i, s.names[i], buf)
+	if err != nil {
+		return buf, err
+	}
+	r := coldReader{b: buf}
+	r.skip()
+	for range r.n() {
+		r.skip()
+	}
+	for range 4 * r.n() {
+		r.skip()
+	}
+	for range r.n() {
+		n := r.n()
+		if r.bad || n > len(r.b) {
+			break
+		}
+		f(r.b[:n])
+		r.b = r.b[n:]
+		r.byte()
+		for range 4 {
+			r.skip()
+		}
+	}
+	if r.bad || len(r.b) != 0 {
+		return buf, fmt.Errorf("loader: reading spilled CVE %s: %w", s.names[i], errColdRecord)
+	}
+	return buf, nil
 }
 
 // read reads the i-th CVE's record into buf (reused when large enough).
@@ -198,6 +279,16 @@ func (r *coldReader) n() int {
 	}
 	r.b = r.b[k:]
 	return int(v)
+}
+
+func (r *coldReader) byte() byte {
+	if len(r.b) == 0 {
+		r.bad = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
 }
 
 func (r *coldReader) skip() {

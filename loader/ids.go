@@ -189,18 +189,41 @@ func writeTable[K comparable](table *map[K]int64, spend bool, f func(K, int64) e
 // assign gives every CPE URI, CVSS record and reference of cves its id,
 // keeping the ids the tables already hold and numbering new ones in a
 // deterministic order (CVEs are in name order, records in source order).
-// It writes cpe_id into the CPEs and the id into each Metric.
-func (t *idTables) assign(cves []index.CVE) {
+// It writes cpe_id into the CPEs and the id into each Metric. The CPEs
+// of a CVE spilled in t.cold are read back from it and get their ids
+// when their body is made; the error is for one that cannot be read.
+func (t *idTables) assign(cves []index.CVE) error {
 	// New URIs are numbered in byte order, so the numbering does not depend
 	// on which CVE happens to mention a URI first.
 	var fresh []string
+	var buf []byte
 	for i := range cves {
+		if k := t.cold.find(cves[i].Name); k >= 0 {
+			// Spilled: the URIs are read back, and each new one
+			// copied once.
+			var err error
+			buf, err = t.cold.eachCPEURI(k, buf, func(uri []byte) {
+				if _, ok := t.cpe[string(uri)]; !ok {
+					u := string(uri)
+					t.cpe[u] = 0
+					fresh = append(fresh, u)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		for _, c := range cves[i].CPEs {
 			if _, ok := t.cpe[c.URI]; !ok {
 				t.cpe[c.URI] = 0
 				fresh = append(fresh, c.URI)
 			}
 		}
+	}
+	if t.cold != nil {
+		// The bodies' CPEs take their ids from it (see coldStore.fill).
+		t.cold.cpeIDs = t.cpe
 	}
 	sort.Strings(fresh)
 	for _, uri := range fresh {
@@ -234,6 +257,7 @@ func (t *idTables) assign(cves []index.CVE) {
 			}
 		}
 	}
+	return nil
 }
 
 // assignFresh numbers c's CVSS records and references as assign does into

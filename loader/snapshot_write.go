@@ -55,7 +55,7 @@ func tablesFromData(d *index.Data) *idTables {
 			t.nextAlert = max(t.nextAlert, a.ID+1)
 		}
 	}
-	t.assign(d.CVEs)
+	t.assign(d.CVEs) // no CVE spilled (t.cold is nil): no error
 	return t
 }
 
@@ -143,6 +143,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	if m.Files[keyCVEs], err = cw.close(); err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
+	}
+	if spend && cold != nil {
+		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
 	writePhase("bodies written")
 	if epss != nil {
