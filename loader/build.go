@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -131,6 +131,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}()
 	var (
 		cves     []index.CVE
+		cold     *coldStore // cves' spilled fields (nil: none)
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
@@ -158,12 +159,29 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, err
 		}
 		defer spill.Close()
+		if opt.Previous == "" {
+			// The CVEs' summaries, CWEs and references wait for the
+			// write in a file beside -o (a -previous build compares
+			// them, and holds them).
+			f, err := spillFile(opt.Out)
+			if err != nil {
+				return Manifest{}, err
+			}
+			defer f.Close()
+			cold = newColdStore(f)
+		}
 		var nvdRecs *nvdRecords
-		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds), spill)
+		cves, nvdRecs, feedInfo, err = readFeedsAt(feeds, feedPositions(opt.Feeds, feeds), spill, cold)
 		if err != nil {
 			return Manifest{}, err
 		}
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
+		// What the read held only while reading (the last feed's
+		// records in flight, the slices' old arrays) is collected now:
+		// the heap's next goal is then twice what the build holds, not
+		// twice what it held mid-read (at 100k, 410 MB instead of 590,
+		// which the pack, EPSS and ids phases would fill with garbage).
+		runtime.GC()
 		nvd, err = nvdRecs.pack(enc)
 		if err != nil {
 			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
@@ -189,6 +207,8 @@ func Build(opt BuildOptions) (Manifest, error) {
 	enc.Close()
 	enc = nil
 	if !incremental {
+		// The records as read, packed and written are let go: likewise.
+		runtime.GC()
 		stage("pack NVD records", packedDetail)
 	} else {
 		stage("write NVD records", packedDetail)
@@ -208,7 +228,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
-		setEntryKeys(cves, aliases)
+		setEntryKeys(cves, cold, aliases)
 		recordInfo = infos
 		if opt.Previous != "" {
 			recordStamps = make([]Stamp, len(recs))
@@ -233,6 +253,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	ids := newIDTables()
 	// Without -previous, the tables start empty and are numbered once.
 	ids.fresh = opt.Previous == ""
+	ids.cold = cold
 	var reports []index.Report
 	if opt.Previous != "" {
 		if prev == nil {
@@ -248,7 +269,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 			}
 		}
 	}
-	ids.assign(cves)
+	if err := ids.assign(cves); err != nil {
+		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+	}
 	stage("assign ids", "")
 	fresh := "" // the new report's id
 
@@ -289,7 +312,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, true)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, true)
 	if err != nil {
 		return m, err
 	}
@@ -355,12 +378,12 @@ func readAliases(path string) (*Aliases, error) {
 // setEntryKeys gives each CVE without NVD CPEs the vendors and products
 // of its affected entries (EntryKeys, through aliases), each key with the
 // entries that give it; a CVE with CPEs gets none (NVD's analysis
-// supersedes its entries).
-func setEntryKeys(cves []index.CVE, aliases *Aliases) {
+// supersedes its entries). cold holds the CPEs of the CVEs it spilled.
+func setEntryKeys(cves []index.CVE, cold *coldStore, aliases *Aliases) {
 	for i := range cves {
 		c := &cves[i]
 		c.EntryKeys = nil
-		if len(c.CPEs) > 0 {
+		if len(c.Affected) == 0 || cold.cpeCount(c) > 0 {
 			continue
 		}
 		for e := range c.Affected {
@@ -530,19 +553,33 @@ func ReadFeeds(paths []string) ([]index.CVE, error) {
 // inputs are numbered as a manifest's: the i-th path is input i+1 (see
 // readFeedsAt).
 func readFeeds(paths []string, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
-	return readFeedsAt(paths, nil, spill)
+	return readFeedsAt(paths, nil, spill, nil)
 }
 
 // readFeedsAt is readFeeds with the place of each path among the build's
 // inputs (the index of its FileInfo in the manifest's Inputs; nil: the
-// i-th path is input i+1), which the records' provenance names.
-func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRecords, []FileInfo, error) {
+// i-th path is input i+1), which the records' provenance names. With
+// cold, each winning record's summary, CWEs and references go into it
+// as read (see coldStore) rather than being held.
+func readFeedsAt(paths []string, pos []int, spill *os.File, cold *coldStore) ([]index.CVE, *nvdRecords, []FileInfo, error) {
 	store, err := newNVDStore(spill)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: zstd: %w", err)
 	}
 	defer store.close()
-	byID := map[string]*feedWinner{}
+	// The winners are held in slices, a place per CVE in the order
+	// first read, and put in name order in place at the end: no record
+	// is an object of its own, and the CVEs are never held twice (a
+	// copy in name order beside the records as read was a fifth of the
+	// build's peak).
+	var (
+		byID  = map[string]int32{}
+		wins  []feedWinner
+		cves  []index.CVE
+		facts []index.NVDFacts
+		zs    []nvdRef
+		colds []coldRef
+	)
 	tab := newStrTab()
 	infos := make([]FileInfo, len(paths))
 	for i, p := range paths {
@@ -551,17 +588,24 @@ func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRe
 			at = int32(pos[i])
 		}
 		fi, err := readFeed(p, func(fr *feedRecord) error {
-			w := byID[fr.cve.Name]
-			if w == nil {
-				w = &feedWinner{}
-				byID[fr.cve.Name] = w
+			k, ok := byID[fr.cve.Name]
+			if !ok {
+				k = int32(len(wins))
+				byID[fr.cve.Name] = k
+				wins, cves, facts, zs = append(wins, feedWinner{}), append(cves, index.CVE{}), append(facts, index.NVDFacts{}), append(zs, nvdRef{})
+				if cold != nil {
+					colds = append(colds, coldRef{})
+				}
 			}
-			if !w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
+			if !wins[k].offer(fr.modified, recordHash(fr.nvd.Raw), at) {
 				return nil
 			}
-			fr.z, fr.nvd.Raw = store.add(fr.nvd.Raw), nil
+			zs[k], fr.nvd.Raw = store.add(fr.nvd.Raw), nil
+			if cold != nil {
+				colds[k] = cold.put(&fr.cve)
+			}
 			tab.cve(&fr.cve)
-			w.rec = fr
+			cves[k], facts[k] = fr.cve, fr.nvd.Facts
 			return nil
 		})
 		if err != nil {
@@ -572,18 +616,58 @@ func readFeedsAt(paths []string, pos []int, spill *os.File) ([]index.CVE, *nvdRe
 	if err := store.close(); err != nil {
 		return nil, nil, nil, fmt.Errorf("loader: spilling NVD's records: %w", err)
 	}
-	ids := make([]string, 0, len(byID))
-	for id := range byID {
-		ids = append(ids, id)
+	byID = nil
+	from := make([]nvdFrom, len(wins))
+	for k := range wins {
+		from[k] = wins[k].from()
 	}
-	sort.Strings(ids)
-	out := make([]index.CVE, len(ids))
-	nvd := &nvdRecords{facts: make([]index.NVDFacts, len(ids)), z: make([]nvdRef, len(ids)), from: make([]nvdFrom, len(ids)), spill: spill}
-	for i, id := range ids {
-		w := byID[id]
-		out[i], nvd.facts[i], nvd.z[i], nvd.from[i] = w.rec.cve, w.rec.nvd.Facts, w.rec.z, w.from()
+	wins = nil
+	// perm[i] is the place of the i-th CVE by name.
+	perm := make([]int32, len(cves))
+	for i := range perm {
+		perm[i] = int32(i)
 	}
-	return out, nvd, infos, nil
+	slices.SortFunc(perm, func(a, b int32) int { return strings.Compare(cves[a].Name, cves[b].Name) })
+	// Each cycle of perm moves its records along: place j takes the
+	// record at perm[j], the first one's saved.
+	for i := range perm {
+		if perm[i] < 0 {
+			continue
+		}
+		c, f, z, fr := cves[i], facts[i], zs[i], from[i]
+		var cr coldRef
+		if cold != nil {
+			cr = colds[i]
+		}
+		for j := i; ; {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				cves[j], facts[j], zs[j], from[j] = c, f, z, fr
+				if cold != nil {
+					colds[j] = cr
+				}
+				break
+			}
+			cves[j], facts[j], zs[j], from[j] = cves[k], facts[k], zs[k], from[k]
+			if cold != nil {
+				colds[j] = colds[k]
+			}
+			j = k
+		}
+	}
+	perm = nil
+	nvd := &nvdRecords{facts: facts, z: zs, from: from, spill: spill}
+	if cold != nil {
+		names := make([]string, len(cves))
+		for i := range cves {
+			names[i] = cves[i].Name
+		}
+		if err := cold.index(names, colds); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return cves, nvd, infos, nil
 }
 
 // readFeed decodes the feed file at path, passing each record to emit,

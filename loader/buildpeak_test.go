@@ -13,14 +13,17 @@ import (
 )
 
 // TestBuildPeakLiveHeap (issue 29 item 3: a build's peak memory): what
-// a build holds at its peak grows with its CVEs by less than 3.4 times
+// a build holds at its peak grows with its CVEs by less than 2 times
 // the bytes of their NVD records. NVD records of 3 KB summaries, 20
 // references and 10 CPEs each, 1000 then 3000 of them, are built with a
 // collection every 10 % of heap growth while the live heap is watched:
-// the peak grew by 2.2 to 2.9 times the 14.5 MB of the 2000 more
-// records (their CVEs take 17 MB mapped). It grew by 3.7 to 4.2 times
-// (the CVEs took 22 MB) when the records as read and packed waited in
-// memory beside the CVEs, every CVE body was held beside them for the
+// the peak grew by 1.5 to 1.6 times the 14.5 MB of the 2000 more
+// records (their CVEs take 17 MB mapped). It grew by 2.5 to 2.9 times
+// while the build held every CVE's summary, CWEs, references and CPEs
+// from the feeds to the write, and its feed winners both as read and
+// in name order at the end of the read; by 3.7 to 4.2 times (the CVEs
+// took 22 MB) when the records as read and packed waited in memory
+// beside the CVEs, every CVE body was held beside them for the
 // checking index, and all id records were made at once.
 func TestBuildPeakLiveHeap(t *testing.T) {
 	if raceEnabled {
@@ -44,8 +47,8 @@ func TestBuildPeakLiveHeap(t *testing.T) {
 	size, mapped, grew := size-smallSize, mapped-smallMapped, peak-smallPeak
 	t.Logf("%d more records, %.1f MB, take %.1f MB more mapped; the build's live heap peaked %.1f MB higher (%.2f times the records, %.2f times mapped)",
 		n-m, float64(size)/(1<<20), float64(mapped)/(1<<20), float64(grew)/(1<<20), float64(grew)/float64(size), float64(grew)/float64(mapped))
-	if grew > size*34/10 {
-		t.Errorf("the build's peak live heap grew by %d bytes, %.2f times the %d bytes of the records added (bound 3.4)",
+	if grew > size*2 {
+		t.Errorf("the build's peak live heap grew by %d bytes, %.2f times the %d bytes of the records added (bound 2)",
 			grew, float64(grew)/float64(size), size)
 	}
 }

@@ -61,7 +61,7 @@ func TestBuildProfile(t *testing.T) {
 	}()
 	writePhase = func(name string) {
 		writeHeapProfile(t, filepath.Join(out, "heap-write-"+strings.ReplaceAll(name, " ", "-")+".pprof"), true)
-		t.Logf("write: %s: live heap %d MB", name, liveHeap()>>20)
+		t.Logf("write: %s: live heap %d MB, %s", name, liveHeap()>>20, procRSS())
 	}
 	defer func() { writePhase = func(string) {} }()
 	start := time.Now()
@@ -71,7 +71,7 @@ func TestBuildProfile(t *testing.T) {
 		Out:        filepath.Join(t.TempDir(), "snap"),
 		Time:       time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC),
 		Stage: func(name string, took time.Duration, detail string) {
-			t.Logf("%s: %v %s (live heap %d MB)", name, took, detail, liveHeap()>>20)
+			t.Logf("%s: %v %s (live heap %d MB, %s)", name, took, detail, liveHeap()>>20, procRSS())
 			switch name {
 			case "read feeds", "pack NVD records", "assign ids", "read CVE JSON 5 records", "write snapshot":
 				writeHeapProfile(t, filepath.Join(out, "heap-"+strings.ReplaceAll(name, " ", "-")+".pprof"), true)
@@ -85,6 +85,22 @@ func TestBuildProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("build took %v", time.Since(start))
+}
+
+// procRSS is the process's resident set and its peak so far, from
+// /proc/self/status ("" where there is none).
+func procRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") || strings.HasPrefix(l, "VmHWM:") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func writeHeapProfile(t *testing.T, path string, gc bool) {

@@ -121,7 +121,7 @@ func TestSetEntryKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setEntryKeys(cves, aliases)
+	setEntryKeys(cves, nil, aliases)
 	want := []index.EntryKey{
 		{Vendor: "linux", Product: "linux_kernel", Entries: []int{0, 1}},
 		{Vendor: "acme", Product: "tool", Entries: []int{1, 3}},

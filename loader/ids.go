@@ -31,6 +31,10 @@ type idTables struct {
 	// cvss and ref (at 400k CVEs, 2.2 million entries), and writeIDs
 	// lists them from the CVEs.
 	fresh bool
+	// cold holds the references of the CVEs it spilled (see
+	// coldStore), which a fresh assign counts and writeIDs lists from
+	// it; nil for none.
+	cold *coldStore
 }
 
 type cvssKey struct{ cve, version, source string }
@@ -126,8 +130,15 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 			}
 		}
 		next = 1
+		var buf []byte
 		for i := 0; i < len(cves) && err == nil; i++ {
-			for _, k := range refKeys(cves[i].Name, cves[i].References) {
+			refs := cves[i].References
+			if t.cold != nil {
+				if refs, buf, err = t.cold.refsOf(&cves[i], buf); err != nil {
+					break
+				}
+			}
+			for _, k := range refKeys(cves[i].Name, refs) {
 				if err = line(&idRecord{Table: "ref", ID: next, CVE: k.cve, Link: k.link, N: k.n}); err != nil {
 					break
 				}
@@ -178,18 +189,41 @@ func writeTable[K comparable](table *map[K]int64, spend bool, f func(K, int64) e
 // assign gives every CPE URI, CVSS record and reference of cves its id,
 // keeping the ids the tables already hold and numbering new ones in a
 // deterministic order (CVEs are in name order, records in source order).
-// It writes cpe_id into the CPEs and the id into each Metric.
-func (t *idTables) assign(cves []index.CVE) {
+// It writes cpe_id into the CPEs and the id into each Metric. The CPEs
+// of a CVE spilled in t.cold are read back from it and get their ids
+// when their body is made; the error is for one that cannot be read.
+func (t *idTables) assign(cves []index.CVE) error {
 	// New URIs are numbered in byte order, so the numbering does not depend
 	// on which CVE happens to mention a URI first.
 	var fresh []string
+	var buf []byte
 	for i := range cves {
+		if k := t.cold.find(cves[i].Name); k >= 0 {
+			// Spilled: the URIs are read back, and each new one
+			// copied once.
+			var err error
+			buf, err = t.cold.eachCPEURI(k, buf, func(uri []byte) {
+				if _, ok := t.cpe[string(uri)]; !ok {
+					u := string(uri)
+					t.cpe[u] = 0
+					fresh = append(fresh, u)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		for _, c := range cves[i].CPEs {
 			if _, ok := t.cpe[c.URI]; !ok {
 				t.cpe[c.URI] = 0
 				fresh = append(fresh, c.URI)
 			}
 		}
+	}
+	if t.cold != nil {
+		// The bodies' CPEs take their ids from it (see coldStore.fill).
+		t.cold.cpeIDs = t.cpe
 	}
 	sort.Strings(fresh)
 	for _, uri := range fresh {
@@ -223,6 +257,7 @@ func (t *idTables) assign(cves []index.CVE) {
 			}
 		}
 	}
+	return nil
 }
 
 // assignFresh numbers c's CVSS records and references as assign does into
@@ -243,7 +278,7 @@ func (t *idTables) assignFresh(c *index.CVE) {
 			t.nextCVSS++
 		}
 	}
-	t.nextRef += int64(len(c.References))
+	t.nextRef += int64(t.cold.refCount(c))
 }
 
 // alertID returns a fresh alert id.

@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -55,20 +55,21 @@ func tablesFromData(d *index.Data) *idTables {
 			t.nextAlert = max(t.nextAlert, a.ID+1)
 		}
 	}
-	t.assign(d.CVEs)
+	t.assign(d.CVEs) // no CVE spilled (t.cold is nil): no error
 	return t
 }
 
 // write is Write with the id tables, the inputs' dates (nil: none known),
 // force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
-// named epssFile, and NVD's records packed (nil: d.NVD's, packed here).
+// named epssFile, NVD's records packed (nil: d.NVD's, packed here) and
+// the store of the fields of d's CVEs spilled as read (nil: none).
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -114,7 +115,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		// A CVE whose body is bad is told first, as when the bodies
 		// were encoded first.
-		if berr := eachBody(d.CVEs, nil); berr != nil {
+		if berr := eachBody(d.CVEs, cold, nil); berr != nil {
 			err = berr
 		}
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
@@ -129,7 +130,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
-	if err := eachBody(d.CVEs, func(i int, body []byte) error {
+	if err := eachBody(d.CVEs, cold, func(i int, body []byte) error {
 		if spend {
 			// What only the body needs goes with it.
 			c := &d.CVEs[i]
@@ -142,6 +143,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	if m.Files[keyCVEs], err = cw.close(); err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
+	}
+	if spend && cold != nil {
+		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
 	writePhase("bodies written")
 	if epss != nil {
@@ -270,8 +274,9 @@ func marshal(v any) ([]byte, error) { return json.MarshalWithOption(v, marshalOp
 // eachBody encodes every CVE's API body and checks that the index takes
 // it (index.ScanCVE), on several goroutines, a batch at a time, and passes
 // each body to f (nil: none) in the order of cves; the error is the first
-// CVE's whose body is bad, else f's.
-func eachBody(cves []index.CVE, f func(i int, body []byte) error) error {
+// CVE's whose body is bad, else f's. A CVE's fields spilled in cold are
+// read back for its body only.
+func eachBody(cves []index.CVE, cold *coldStore, f func(i int, body []byte) error) error {
 	const batch = 4096
 	bodies := make([][]byte, min(batch, len(cves)))
 	errs := make([]error, len(bodies))
@@ -283,13 +288,24 @@ func eachBody(cves []index.CVE, f func(i int, body []byte) error) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var buf []byte
 				for {
 					from := int(next.Add(64) - 64)
 					if from >= len(part) {
 						return
 					}
 					for i := from; i < min(from+64, len(part)); i++ {
-						bodies[i] = index.EncodeCVE(&part[i])
+						c := &part[i]
+						if cold != nil {
+							// A copy: the fields read back go
+							// with the body.
+							whole := *c
+							if buf, errs[i] = cold.fill(&whole, buf); errs[i] != nil {
+								continue
+							}
+							c = &whole
+						}
+						bodies[i] = index.EncodeCVE(c)
 						_, errs[i] = index.ScanCVE(bodies[i])
 					}
 				}
