@@ -116,6 +116,20 @@ type PackedNVD struct {
 	Frames [][]byte
 	// Decoded is each block's decoded size.
 	Decoded []int
+	// Layout, when not nil, is where each record is stored in Blocks (see
+	// NVDLayout): Frames and Decoded are then those of the last blocks
+	// only, the earlier ones a previous snapshot's, kept as they were.
+	// Nil: the compact layout, record i at line i%NVDBlockRecords of
+	// block i/NVDBlockRecords, every block in Frames.
+	Layout *NVDLayout
+}
+
+// Places are where each record of Facts is stored.
+func (p *PackedNVD) Places() *NVDLayout {
+	if p.Layout != nil {
+		return p.Layout
+	}
+	return CompactNVDLayout(p.Blocks)
 }
 
 // PackNVD orders recs as served and compresses them in blocks with enc.
@@ -281,7 +295,7 @@ func sevBit(version int, severity string) uint16 {
 // the blocks' frames back to back, facts are the records in the order
 // served. It checks what it can without decoding a block.
 func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
-	n, err := nvdFromFacts(blocks, facts)
+	n, err := nvdFromFacts(blocks, nil, facts)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +308,7 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 // NewNVDFile is NewNVD for frames kept in a file of size bytes, read a
 // block at a time, per request (see NVDLoader.NVDFile).
 func NewNVDFile(r io.ReaderAt, size int64, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
-	n, err := nvdFromFacts(blocks, facts)
+	n, err := nvdFromFacts(blocks, nil, facts)
 	if err != nil {
 		return nil, err
 	}
@@ -324,8 +338,9 @@ func (n *NVD) setFile(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// nvdFromFacts makes the store of facts, in blocks, without its data.
-func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
+// nvdFromFacts makes the store of facts, in blocks, without its data:
+// each record at its place of places (nil: the compact layout).
+func nvdFromFacts(blocks []NVDBlock, places []NVDPlace, facts []NVDFacts) (*NVD, error) {
 	n := &NVD{blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
 		byName: make(map[uint64]int32, len(facts)), strID: map[string]uint32{}}
 	var off int64
@@ -336,13 +351,25 @@ func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 		}
 		off += int64(blk.Size)
 		n.blocks = append(n.blocks, off)
-		for s := 0; s < blk.Records; s++ {
+		for s := 0; s < blk.Records && places == nil; s++ {
 			if r == len(facts) {
 				return nil, fmt.Errorf("%w: NVD blocks hold more records than the %d facts", ErrInvalid, len(facts))
 			}
 			n.recs[r].block, n.recs[r].slot = int32(b), uint16(s)
 			r++
 		}
+	}
+	if places != nil {
+		if len(places) != len(facts) {
+			return nil, fmt.Errorf("%w: %d places for %d facts", ErrNVDLayout, len(places), len(facts))
+		}
+		if err := (&NVDLayout{Blocks: blocks, Places: places}).check(); err != nil {
+			return nil, err
+		}
+		for i, p := range places {
+			n.recs[i].block, n.recs[i].slot = p.Block, p.Slot
+		}
+		r = len(facts)
 	}
 	if r != len(facts) {
 		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d facts", ErrInvalid, off, r, len(facts))
@@ -502,6 +529,11 @@ type blockReader struct {
 	frame []byte // a frame read from the file
 	dec   *zstd.Decoder
 	full  bool
+	// offs[:noffs] are the starts of the decoded block's lines found so
+	// far, from 0: a line ends a byte before the next starts (a line
+	// past them is looked for from the last one).
+	offs  [NVDBlockRecords + 1]int32
+	noffs int
 }
 
 // blockBufs are decoded blocks' buffers, shared by the requests.
@@ -567,18 +599,50 @@ func (br *blockReader) record(p int32) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %w", ErrNVDBlock, err)
 		}
 		br.b, br.full = rec.block, true
+		br.offs[0], br.noffs = 0, 1
 	}
-	line := br.buf
-	for s := uint16(0); ; s++ {
-		i := bytes.IndexByte(line, '\n')
+	// From the start of the record's line if known, else from the last
+	// start known (a decoded block is at most 64 MB: see nvdDecoder).
+	s := min(int(rec.slot), br.noffs-1)
+	start := int(br.offs[s])
+	for {
+		i := bytes.IndexByte(br.buf[start:], '\n')
 		if i < 0 {
 			return nil, fmt.Errorf("%w: block %d has no record %d", ErrNVDBlock, rec.block+1, rec.slot+1)
 		}
-		if s == rec.slot {
-			return line[:i], nil
+		end := start + i
+		if s+1 == br.noffs && s+1 < len(br.offs) {
+			br.offs[s+1] = int32(end + 1)
+			br.noffs++
 		}
-		line = line[i+1:]
+		if s == int(rec.slot) {
+			return br.buf[start:end], nil
+		}
+		s, start = s+1, end+1
 	}
+}
+
+// inBlockOrder tells whether the records of positions ps are in the
+// order of their blocks, each block's records together, so that a reader
+// decodes each block once: always so in the compact layout for positions
+// ascending, not in one with records added since its base.
+func (n *NVD) inBlockOrder(ps []int32) bool {
+	for k := 1; k < len(ps); k++ {
+		if n.recs[ps[k-1]].block > n.recs[ps[k]].block {
+			return false
+		}
+	}
+	return true
+}
+
+// byBlock are the indexes of ps in the order of their records' blocks.
+func (n *NVD) byBlock(ps []int32) []int32 {
+	ks := make([]int32, len(ps))
+	for k := range ks {
+		ks[k] = int32(k)
+	}
+	slices.SortStableFunc(ks, func(a, b int32) int { return cmp.Compare(n.recs[ps[a]].block, n.recs[ps[b]].block) })
+	return ks
 }
 
 // appendRecord appends raw with its stored newlines restored.

@@ -164,7 +164,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			return Manifest{}, err
 		}
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files"))
-		nvd, err = nvdRecs.pack(enc)
+		nvd, err = nvdRecs.pack(enc, previousLayout(opt.Previous))
 		if err != nil {
 			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 		}
