@@ -139,8 +139,9 @@ func (l *NVDLayout) AppendLine(dst []byte, k int) []byte {
 // each ending in "\n". It checks every record is at one line of a block,
 // no two at the same.
 func ParseNVDLayout(data []byte, records int) (*NVDLayout, error) {
-	if records < 0 {
-		return nil, fmt.Errorf("%w: %d records", ErrNVDLayout, records)
+	if records < 0 || records > len(data)/2 {
+		// Each record takes two bytes at least (" p").
+		return nil, fmt.Errorf("%w: %d records in %d bytes", ErrNVDLayout, records, len(data))
 	}
 	line, data, ok := bytes.Cut(data, []byte{'\n'})
 	if !ok {

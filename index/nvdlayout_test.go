@@ -1,0 +1,261 @@
+package index
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// overlaidNVD lays recs out over base as a build with a previous
+// snapshot does: base's blocks as they are, each record of recs whose
+// bytes base holds at its place there, the others packed in blocks after
+// them. It returns the store, and the layout with its frames.
+func overlaidNVD(t *testing.T, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte) {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	bp, err := PackNVD(base, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := map[string]int{} // base's records by name: position
+	for i, f := range bp.Facts {
+		was[f.ID] = i
+	}
+	raw := map[string][]byte{}
+	for _, r := range base {
+		raw[r.Facts.ID] = r.Raw
+	}
+	all, err := PackNVD(recs, enc) // for the order served
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]NVDRecord{}
+	for _, r := range recs {
+		byID[r.Facts.ID] = r
+	}
+	baseLay := CompactNVDLayout(bp.Blocks)
+	lay := &NVDLayout{Base: len(bp.Blocks), Places: make([]NVDPlace, len(all.Facts))}
+	var delta []NVDRecord
+	var deltaAt []int
+	for k, f := range all.Facts {
+		if j, ok := was[f.ID]; ok && bytes.Equal(raw[f.ID], byID[f.ID].Raw) {
+			lay.Places[k] = baseLay.Places[j]
+			continue
+		}
+		delta, deltaAt = append(delta, byID[f.ID]), append(deltaAt, k)
+	}
+	dp, err := PackNVD(delta, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay.Blocks = append(append([]NVDBlock(nil), bp.Blocks...), dp.Blocks...)
+	for d, p := range CompactNVDLayout(dp.Blocks).Places {
+		lay.Places[deltaAt[d]] = NVDPlace{Block: int32(len(bp.Blocks)) + p.Block, Slot: p.Slot}
+	}
+	data := append(bytes.Join(bp.Frames, nil), bytes.Join(dp.Frames, nil)...)
+	p := &PackedNVD{Facts: all.Facts, Blocks: lay.Blocks, Frames: dp.Frames, Decoded: dp.Decoded, Layout: lay}
+	s, err := StoreNVD(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.OmitFrames()
+	// Stored and loaded as a snapshot of format 9 is: the facts' lines,
+	// the layout's.
+	var facts, layout []byte
+	for i := range s.Len() {
+		facts = append(s.AppendLine(facts, i), '\n')
+	}
+	for k := range lay.Lines() {
+		layout = append(lay.AppendLine(layout, k), '\n')
+	}
+	parsed, err := ParseNVDLayout(layout, len(all.Facts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewNVDLoader(s.Texts(), s.Len(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ParsePiece(0, 0, facts); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetLayout(parsed); err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.NVDFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, lay, data
+}
+
+// changedNVD is recs with every fifth record's bytes changed (a newer
+// lastModified), every 40th dropped, and 30 records added.
+func changedNVD(recs []NVDRecord) []NVDRecord {
+	var out []NVDRecord
+	for i, r := range recs {
+		switch {
+		case i%40 == 3:
+			continue
+		case i%5 == 1:
+			r.Raw = bytes.Replace(r.Raw, []byte(`"lastModified"`), []byte(`"lastModified":"2026-01-01T00:00:00.000","was"`), 1)
+			r.Facts.LastModified = "2026-01-01T00:00:00.000"
+		}
+		out = append(out, r)
+	}
+	for i := range 30 {
+		r := recs[i*7%len(recs)]
+		id := fmt.Sprintf("CVE-2031-%05d", i)
+		r.Raw = bytes.Replace(r.Raw, []byte(r.Facts.ID), []byte(id), 1)
+		r.Facts.ID = id
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestNVDOverlayAnswersAsCompact: records laid out over an earlier set's
+// blocks (kept as they are, the changed and new records in blocks after
+// them, the lines of the changed and dropped ones dead) answer every
+// record and every page as the same records packed compactly.
+func TestNVDOverlayAnswersAsCompact(t *testing.T) {
+	base := sampleNVDRecords(t, 700)
+	recs := changedNVD(base)
+	want, err := BuildNVD(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, lay, _ := overlaidNVD(t, base, recs)
+	if lay.Dead() == 0 || lay.Base == len(lay.Blocks) {
+		t.Fatalf("the layout keeps %d dead lines, %d of %d blocks the base's: not an overlay", lay.Dead(), lay.Base, len(lay.Blocks))
+	}
+	if got.Len() != want.Len() {
+		t.Fatalf("%d records, want %d", got.Len(), want.Len())
+	}
+	for i := range want.Len() {
+		w, werr := want.AppendRaw(nil, want.ID(i))
+		g, gerr := got.AppendRaw(nil, want.ID(i))
+		if got.ID(i) != want.ID(i) || werr != nil || gerr != nil || !bytes.Equal(g, w) {
+			t.Fatalf("record %d: %s %.60s (%v), want %s %.60s (%v)", i+1, got.ID(i), g, gerr, want.ID(i), w, werr)
+		}
+	}
+	at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	ixW, ixG := &Index{nvd: want}, &Index{nvd: got}
+	for _, q := range []NVDQuery{{}, {CVEID: want.ID(100)}} {
+		rw, rg := ixW.SearchNVD(&q), ixG.SearchNVD(&q)
+		for _, page := range [][2]int{{0, 2000}, {0, 7}, {33, 250}, {600, 2000}, {5000, 10}} {
+			w, werr := ixW.AppendNVDPage(nil, rw, page[0], page[1], at)
+			g, gerr := ixG.AppendNVDPage(nil, rg, page[0], page[1], at)
+			if werr != nil || gerr != nil || !bytes.Equal(g, w) {
+				t.Errorf("query %+v, page %v: %d bytes (%v), want %d (%v)", q, page, len(g), gerr, len(w), werr)
+			}
+		}
+	}
+}
+
+// TestParseNVDLayout: the layout file round-trips, and one whose places
+// are out of range, overlap or leave a record out is refused with the
+// record or block named.
+func TestParseNVDLayout(t *testing.T) {
+	base := sampleNVDRecords(t, 100)
+	_, lay, _ := overlaidNVD(t, base, changedNVD(base))
+	var text []byte
+	for k := range lay.Lines() {
+		text = append(lay.AppendLine(text, k), '\n')
+	}
+	got, err := ParseNVDLayout(text, len(lay.Places))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Base != lay.Base || fmt.Sprint(got.Blocks) != fmt.Sprint(lay.Blocks) || fmt.Sprint(got.Places) != fmt.Sprint(lay.Places) {
+		t.Errorf("parsed %d, %v, %v; want %d, %v, %v", got.Base, got.Blocks, got.Places, lay.Base, lay.Blocks, lay.Places)
+	}
+	for _, tc := range []struct {
+		name, text string
+		records    int
+		want       string
+	}{
+		{"compact", "1\n10 0 1 2\n", 3, ""},
+		{"dead lines", "1\n10 - 1 -\n7 0 2\n", 3, ""},
+		{"no base line", "", 0, "no base line"},
+		{"more records than the text can hold", "1\n10 0\n", 1 << 40, "1099511627776 records in 7 bytes"},
+		{"base past the blocks", "2\n10 0\n", 1, "a base of 2 blocks of 1"},
+		{"a record out of range", "1\n10 0 3\n", 3, "line 2: number 3 out of range"},
+		{"a negative record", "1\n10 0 -1\n", 2, "line 2: number -1 out of range"},
+		{"a record twice", "1\n10 0 1\n10 1\n", 2, "record 2 is at two places"},
+		{"a record left out", "1\n10 0 -\n", 2, "1 of the 2 records placed"},
+		{"a block of no line", "1\n10\n", 0, "line 2: no lines after the size"},
+		{"a block of no size", "1\n0 0\n", 1, "line 2: size: number 0 out of range"},
+		{"no newline at the end", "1\n10 0", 1, "line 2 does not end in a newline"},
+		{"a space too many", "1\n10 0 \n", 1, "line 2: missing number"},
+		{"a word", "1\n10 x\n", 1, "line 2: bad number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseNVDLayout([]byte(tc.text), tc.records)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A layout of places that overlap is refused by the store too.
+	bad := &NVDLayout{Blocks: []NVDBlock{{Size: 10, Records: 2}}, Places: []NVDPlace{{0, 1}, {0, 1}}}
+	if _, err := StoreNVD(&PackedNVD{Facts: randomNVDFacts(2), Blocks: bad.Blocks, Layout: bad}); err == nil || !strings.Contains(err.Error(), "records 1 and 2 are both at line 2 of block 1") {
+		t.Errorf("StoreNVD of overlapping places: %v", err)
+	}
+	bad.Places[1] = NVDPlace{0, 2}
+	if _, err := StoreNVD(&PackedNVD{Facts: randomNVDFacts(2), Blocks: bad.Blocks, Layout: bad}); err == nil || !strings.Contains(err.Error(), "record 2 is at line 3 of block 1, out of range") {
+		t.Errorf("StoreNVD of a place out of range: %v", err)
+	}
+}
+
+// randomNVDFacts are the facts of n records in the order served.
+func randomNVDFacts(n int) []NVDFacts {
+	recs := randomNVDRecords(n)
+	out := make([]NVDFacts, n)
+	for i := range out {
+		out[i] = recs[i].Facts
+	}
+	slices.SortFunc(out, func(a, b NVDFacts) int { return CompareNVD(&a, &b) })
+	return out
+}
+
+// FuzzParseNVDLayout: any text parses or is refused, never panics; what
+// parses places each record once, within its blocks, and writes back to
+// a layout that parses the same.
+func FuzzParseNVDLayout(f *testing.F) {
+	for _, s := range []string{"1\n10 0 1 2\n", "1\n10 - 1 -\n7 0 2\n", "0\n5 2 - 0\n9 1\n", "2\n10 0\n", "1\n10 0 0\n", "1\n99999999999 0\n"} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, records int) {
+		lay, err := ParseNVDLayout(data, records)
+		if err != nil {
+			return
+		}
+		seen := map[NVDPlace]bool{}
+		for i, p := range lay.Places {
+			if int(p.Block) >= len(lay.Blocks) || int(p.Slot) >= lay.Blocks[p.Block].Records || seen[p] {
+				t.Fatalf("record %d at %+v: out of range or taken", i, p)
+			}
+			seen[p] = true
+		}
+		var text []byte
+		for k := range lay.Lines() {
+			text = append(lay.AppendLine(text, k), '\n')
+		}
+		again, err := ParseNVDLayout(text, records)
+		if err != nil || fmt.Sprint(again.Places) != fmt.Sprint(lay.Places) || fmt.Sprint(again.Blocks) != fmt.Sprint(lay.Blocks) || again.Base != lay.Base {
+			t.Fatalf("written again: %v", err)
+		}
+	})
+}
