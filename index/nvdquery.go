@@ -138,13 +138,13 @@ func (ix *Index) searchCPE(q *NVDQuery) NVDResult {
 	var buf []byte
 	// In the order of their blocks (each decoded once), the matches put
 	// back in the order served after.
-	if !n.inBlockOrder(cands) {
+	byBlock := !n.inBlockOrder(cands)
+	if byBlock {
 		sorted := make([]int32, len(cands))
 		for k, c := range n.byBlock(cands) {
 			sorted[k] = cands[c]
 		}
 		cands = sorted
-		defer func() { slices.Sort(ids) }()
 	}
 	for _, p := range cands {
 		if !ix.nvdMatch(q, p, &m) {
@@ -161,6 +161,9 @@ func (ix *Index) searchCPE(q *NVDQuery) NVDResult {
 		if cpeMatches(raw, q.CPE) {
 			ids = append(ids, p)
 		}
+	}
+	if byBlock {
+		slices.Sort(ids) // the order served
 	}
 	return NVDResult{ids: ids, n: len(ids)}
 }
