@@ -434,5 +434,6 @@ func (l *NVDLoader) finish() (*NVD, error) {
 		}
 	}
 	l.recs, l.frames = nil, nil
+	n.setSpan()
 	return n, nil
 }

@@ -15,7 +15,7 @@ import (
 // snapshot does: base's blocks as they are, each record of recs whose
 // bytes base holds at its place there, the others packed in blocks after
 // them. It returns the store, and the layout with its frames.
-func overlaidNVD(t *testing.T, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte) {
+func overlaidNVD(t testing.TB, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte) {
 	t.Helper()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -100,19 +100,23 @@ func overlaidNVD(t *testing.T, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte
 
 // changedNVD is recs with every fifth record's bytes changed (a newer
 // lastModified), every 40th dropped, and 30 records added.
-func changedNVD(recs []NVDRecord) []NVDRecord {
+func changedNVD(recs []NVDRecord) []NVDRecord { return changedEvery(recs, 5, 40, 30) }
+
+// changedEvery is changedNVD with every every-th record changed, every
+// drop-th dropped (0: none) and added records added.
+func changedEvery(recs []NVDRecord, every, drop, added int) []NVDRecord {
 	var out []NVDRecord
 	for i, r := range recs {
 		switch {
-		case i%40 == 3:
+		case drop > 0 && i%drop == 3:
 			continue
-		case i%5 == 1:
+		case i%every == 1:
 			r.Raw = bytes.Replace(r.Raw, []byte(`"lastModified"`), []byte(`"lastModified":"2026-01-01T00:00:00.000","was"`), 1)
 			r.Facts.LastModified = "2026-01-01T00:00:00.000"
 		}
 		out = append(out, r)
 	}
-	for i := range 30 {
+	for i := range added {
 		r := recs[i*7%len(recs)]
 		id := fmt.Sprintf("CVE-2031-%05d", i)
 		r.Raw = bytes.Replace(r.Raw, []byte(r.Facts.ID), []byte(id), 1)
@@ -258,4 +262,42 @@ func FuzzParseNVDLayout(f *testing.F) {
 			t.Fatalf("written again: %v", err)
 		}
 	})
+}
+
+// TestNVDOverlayDecodesEachBlockOnce: reading the records in the order
+// served, as a page does, decodes each block once, in the compact layout
+// and laid out over a base (the records of a page in the base's blocks
+// and in the blocks after them at once).
+func TestNVDOverlayDecodesEachBlockOnce(t *testing.T) {
+	base := sampleNVDRecords(t, 2000)
+	for _, tc := range []struct {
+		name string
+		recs []NVDRecord
+		span int
+	}{
+		{"compact", base, 1},
+		{"a twentieth changed", changedEvery(base, 20, 0, 0), 2},
+		{"a fifth changed, some dropped and added", changedNVD(base), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, _, _ := overlaidNVD(t, base, tc.recs)
+			if n.span != tc.span {
+				t.Errorf("span %d, want %d", n.span, tc.span)
+			}
+			for _, from := range []int{0, 700} {
+				br := blockReader{n: n}
+				blocks := map[int32]bool{}
+				for p := from; p < n.Len(); p++ {
+					blocks[n.recs[p].block] = true
+					if _, err := br.record(int32(p)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				br.release()
+				if br.decodes != len(blocks) {
+					t.Errorf("from record %d: %d blocks decoded for %d blocks read", from+1, br.decodes, len(blocks))
+				}
+			}
+		})
+	}
 }

@@ -138,14 +138,6 @@ func (ix *Index) searchCPE(q *NVDQuery) NVDResult {
 	var buf []byte
 	// In the order of their blocks (each decoded once), the matches put
 	// back in the order served after.
-	byBlock := !n.inBlockOrder(cands)
-	if byBlock {
-		sorted := make([]int32, len(cands))
-		for k, c := range n.byBlock(cands) {
-			sorted[k] = cands[c]
-		}
-		cands = sorted
-	}
 	for _, p := range cands {
 		if !ix.nvdMatch(q, p, &m) {
 			continue
@@ -161,9 +153,6 @@ func (ix *Index) searchCPE(q *NVDQuery) NVDResult {
 		if cpeMatches(raw, q.CPE) {
 			ids = append(ids, p)
 		}
-	}
-	if byBlock {
-		slices.Sort(ids) // the order served
 	}
 	return NVDResult{ids: ids, n: len(ids)}
 }
@@ -442,17 +431,6 @@ func (ix *Index) AppendNVDPage(dst []byte, r NVDResult, start, size int, timesta
 	dst, from, to = appendNVDEnvelope(dst, "NVD_CVE", "vulnerabilities", r.Len(), start, size, timestamp)
 	br := blockReader{n: ix.nvd}
 	defer br.release()
-	inOrder := true
-	for i := from + 1; i < to && inOrder; i++ {
-		inOrder = ix.nvd.recs[r.at(i-1)].block <= ix.nvd.recs[r.at(i)].block
-	}
-	if !inOrder {
-		ps := make([]int32, to-from)
-		for i := range ps {
-			ps[i] = r.at(from + i)
-		}
-		return ix.appendNVDRecordsByBlock(dst, &br, ps)
-	}
 	for i := from; i < to; i++ {
 		raw, err := br.record(r.at(i))
 		if err != nil {
@@ -463,34 +441,6 @@ func (ix *Index) AppendNVDPage(dst []byte, r NVDResult, start, size int, timesta
 		}
 		dst = append(dst, `{"cve":`...)
 		dst = appendRecord(dst, raw)
-		dst = append(dst, '}')
-	}
-	return append(dst, "]}"...), nil
-}
-
-// appendNVDRecordsByBlock is the end of AppendNVDPage for records ps of
-// blocks out of order (a layout with records added since its base): each
-// block is decoded once, its records copied aside, then appended in the
-// order of ps.
-func (ix *Index) appendNVDRecordsByBlock(dst []byte, br *blockReader, ps []int32) ([]byte, error) {
-	spans := make([][2]int, len(ps)) // each record's bytes in aside
-	var aside []byte
-	for _, k := range ix.nvd.byBlock(ps) {
-		raw, err := br.record(ps[k])
-		if err != nil {
-			return dst, err
-		}
-		start := len(aside)
-		aside = appendRecord(aside, raw)
-		spans[k] = [2]int{start, len(aside)}
-	}
-	dst = slices.Grow(dst, len(aside)+len(ps)*len(`,{"cve":}`)+2)
-	for k, sp := range spans {
-		if k > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"cve":`...)
-		dst = append(dst, aside[sp[0]:sp[1]]...)
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}"...), nil
