@@ -394,8 +394,10 @@ func (l *NVDLoader) finish() (*NVD, error) {
 		}
 	}
 	if lay := l.layout; lay != nil {
-		if err := lay.check(); err != nil {
-			return nil, err
+		if lay.owners == nil { // checked when parsed
+			if err := lay.check(); err != nil {
+				return nil, err
+			}
 		}
 		for _, b := range lay.Blocks {
 			n.blocks = append(n.blocks, n.blocks[len(n.blocks)-1]+int64(b.Size))

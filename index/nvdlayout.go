@@ -135,6 +135,25 @@ func (l *NVDLayout) AppendLine(dst []byte, k int) []byte {
 	return dst
 }
 
+// parseLayoutSize parses a number from 1 to math.MaxInt32 in decimal,
+// without a sign or leading zeros.
+func parseLayoutSize(b []byte) (int64, error) {
+	if len(b) == 0 || len(b) > 10 || b[0] == '0' {
+		return 0, fmt.Errorf("bad number %q", b)
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad number %q", b)
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if v > math.MaxInt32 {
+		return 0, fmt.Errorf("number %d out of range", v)
+	}
+	return v, nil
+}
+
 // ParseNVDLayout parses the layout file of records records: whole lines,
 // each ending in "\n". It checks every record is at one line of a block,
 // no two at the same.
@@ -147,14 +166,14 @@ func ParseNVDLayout(data []byte, records int) (*NVDLayout, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: no base line", ErrNVDLayout)
 	}
-	f := nvdFields{b: append([]byte{' '}, line...)}
-	l := &NVDLayout{Base: int(f.int(0, math.MaxInt32))}
-	if f.err == nil && len(f.b) > 0 {
-		f.err = errors.New("more than a number")
+	base, err := parseLayoutSize(line)
+	if err != nil && len(line) == 1 && line[0] == '0' {
+		base, err = 0, nil
 	}
-	if f.err != nil {
-		return nil, fmt.Errorf("%w: base line: %v", ErrNVDLayout, f.err)
+	if err != nil {
+		return nil, fmt.Errorf("%w: base line: %v", ErrNVDLayout, err)
 	}
+	l := &NVDLayout{Base: int(base)}
 	l.Places = make([]NVDPlace, records)
 	seen := make([]bool, records)
 	placed := 0
@@ -170,10 +189,9 @@ func ParseNVDLayout(data []byte, records int) (*NVDLayout, error) {
 		if sp < 0 {
 			return nil, fmt.Errorf("%w: line %d: no lines after the size", ErrNVDLayout, k+1)
 		}
-		f := nvdFields{b: append([]byte{' '}, line[:sp]...)}
-		size := f.int(1, math.MaxInt32)
-		if f.err != nil {
-			return nil, fmt.Errorf("%w: line %d: size: %v", ErrNVDLayout, k+1, f.err)
+		size, err := parseLayoutSize(line[:sp])
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: size: %v", ErrNVDLayout, k+1, err)
 		}
 		slots := 0
 		for rest := line[sp:]; len(rest) > 0; slots++ {

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -197,10 +198,13 @@ func TestParseNVDLayout(t *testing.T) {
 		{"a record twice", "1\n10 0 1\n10 1\n", 2, "record 2 is at two places"},
 		{"a record left out", "1\n10 0 -\n", 2, "1 of the 2 records placed"},
 		{"a block of no line", "1\n10\n", 0, "line 2: no lines after the size"},
-		{"a block of no size", "1\n0 0\n", 1, "line 2: size: number 0 out of range"},
+		{"a block of no size", "1\n0 0\n", 1, `line 2: size: bad number "0"`},
 		{"no newline at the end", "1\n10 0", 1, "line 2 does not end in a newline"},
 		{"a space too many", "1\n10 0 \n", 1, "line 2: missing number"},
 		{"a word", "1\n10 x\n", 1, "line 2: bad number"},
+		{"a size past 2^31-1", "1\n2147483648 0\n", 1, "line 2: size: number 2147483648 out of range"},
+		{"a base of a leading zero", "01\n10 0\n", 1, "base line: bad number"},
+		{"a base of 0", "0\n10 0\n", 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseNVDLayout([]byte(tc.text), tc.records)
@@ -299,5 +303,44 @@ func TestNVDOverlayDecodesEachBlockOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParseNVDLayout: the layout of 400,000 records as a refresh
+// leaves it (25,000 blocks of the base, 3 % of their lines dead, 716
+// blocks after them), parsed as a load does.
+func BenchmarkParseNVDLayout(b *testing.B) {
+	const records, base = 400000, 25000
+	lay := &NVDLayout{Base: base}
+	r := rand.New(rand.NewPCG(1, 2))
+	var moved []int
+	for p := range records {
+		if r.IntN(100) < 3 {
+			moved = append(moved, p)
+		}
+	}
+	lay.Places = make([]NVDPlace, records)
+	for b := range base {
+		lay.Blocks = append(lay.Blocks, NVDBlock{Size: 8000, Records: NVDBlockRecords})
+		for s := range NVDBlockRecords {
+			lay.Places[b*NVDBlockRecords+s] = NVDPlace{Block: int32(b), Slot: uint16(s)}
+		}
+	}
+	for k, p := range moved {
+		if k%NVDBlockRecords == 0 {
+			lay.Blocks = append(lay.Blocks, NVDBlock{Size: 8000, Records: min(NVDBlockRecords, len(moved)-k)})
+		}
+		lay.Places[p] = NVDPlace{Block: int32(base + k/NVDBlockRecords), Slot: uint16(k % NVDBlockRecords)}
+	}
+	var text []byte
+	for k := range lay.Lines() {
+		text = append(lay.AppendLine(text, k), '\n')
+	}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseNVDLayout(text, records); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

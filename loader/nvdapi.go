@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-json"
 	"github.com/klauspost/compress/zstd"
@@ -309,13 +310,20 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 // is still to be made, and (format 9) the layout, which the loader has
 // (nil before).
 func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, error) error) (*index.NVDLoader, *index.NVDLayout, error) {
-	var lay *index.NVDLayout
+	// The layout is read beside the facts.
+	var (
+		lay    *index.NVDLayout
+		layErr error
+		layWG  sync.WaitGroup
+	)
 	if m.Version >= 9 {
-		var err error
-		if lay, err = readNVDLayout(dir, m, dec); err != nil {
-			return nil, nil, wrap(keyNVDLayout, err)
-		}
+		layWG.Add(1)
+		go func() {
+			defer layWG.Done()
+			lay, layErr = readNVDLayout(dir, m, dec)
+		}()
 	}
+	defer layWG.Wait() // an early error return still waits for it
 	texts, err := decodeTexts(dir, m.Files[keyNVDStrings], dec)
 	if err != nil {
 		return nil, nil, wrap(keyNVDStrings, err)
@@ -324,11 +332,6 @@ func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, 
 	l, err := index.NewNVDLoader(texts, facts.Records, len(facts.Chunks))
 	if err != nil {
 		return nil, nil, wrap(keyNVDStrings, err)
-	}
-	if lay != nil {
-		if err := l.SetLayout(lay); err != nil {
-			return nil, nil, wrap(keyNVDLayout, err)
-		}
 	}
 	firsts := make([]int, len(facts.Chunks)) // the number of each chunk's first record
 	for i := 1; i < len(firsts); i++ {
@@ -340,6 +343,15 @@ func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, 
 		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
 		return nil, nil, wrap(keyNVDFacts, err)
+	}
+	layWG.Wait()
+	if layErr != nil {
+		return nil, nil, wrap(keyNVDLayout, layErr)
+	}
+	if lay != nil {
+		if err := l.SetLayout(lay); err != nil {
+			return nil, nil, wrap(keyNVDLayout, err)
+		}
 	}
 	return l, lay, nil
 }
