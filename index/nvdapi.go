@@ -116,6 +116,20 @@ type PackedNVD struct {
 	Frames [][]byte
 	// Decoded is each block's decoded size.
 	Decoded []int
+	// Layout, when not nil, is where each record is stored in Blocks (see
+	// NVDLayout): Frames and Decoded are then those of the last blocks
+	// only, the earlier ones a previous snapshot's, kept as they were.
+	// Nil: the compact layout, record i at line i%NVDBlockRecords of
+	// block i/NVDBlockRecords, every block in Frames.
+	Layout *NVDLayout
+}
+
+// Places are where each record of Facts is stored.
+func (p *PackedNVD) Places() *NVDLayout {
+	if p.Layout != nil {
+		return p.Layout
+	}
+	return CompactNVDLayout(p.Blocks)
 }
 
 // PackNVD orders recs as served and compresses them in blocks with enc.
@@ -219,6 +233,44 @@ type NVD struct {
 	source []string // sourceIdentifier by id
 	// words is keywordSearch's word index, made on first use (nvdwords.go).
 	words nvdWordsOnce
+	// span is how many blocks reading the records in the order served
+	// uses at once: 1 in the compact layout, one more for each build that
+	// laid records out over the base since (see setSpan).
+	span int
+	// lastOf is, by block, the position of its last record in the order
+	// served (-1: none): a reader going forward has no more use for it
+	// past there.
+	lastOf []int32
+}
+
+// setSpan sets n.span: the most blocks whose records, from the first in
+// the order served to the last, overlap at one position.
+func (n *NVD) setSpan() {
+	nb := len(n.blocks) - 1
+	first, last := make([]int32, nb), make([]int32, nb)
+	for b := range first {
+		first[b], last[b] = -1, -1
+	}
+	for p := range n.recs {
+		b := n.recs[p].block
+		if first[b] < 0 {
+			first[b] = int32(p)
+		}
+		last[b] = int32(p)
+	}
+	d := make([]int32, len(n.recs)+1) // blocks starting less those ended, by position
+	for b := range first {
+		if first[b] >= 0 {
+			d[first[b]]++
+			d[last[b]+1]--
+		}
+	}
+	n.span, n.lastOf = 1, last
+	cur := int32(0)
+	for _, x := range d {
+		cur += x
+		n.span = max(n.span, int(cur))
+	}
 }
 
 type nvdRec struct {
@@ -281,7 +333,7 @@ func sevBit(version int, severity string) uint16 {
 // the blocks' frames back to back, facts are the records in the order
 // served. It checks what it can without decoding a block.
 func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
-	n, err := nvdFromFacts(blocks, facts)
+	n, err := nvdFromFacts(blocks, nil, facts)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +346,7 @@ func NewNVD(data []byte, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 // NewNVDFile is NewNVD for frames kept in a file of size bytes, read a
 // block at a time, per request (see NVDLoader.NVDFile).
 func NewNVDFile(r io.ReaderAt, size int64, blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
-	n, err := nvdFromFacts(blocks, facts)
+	n, err := nvdFromFacts(blocks, nil, facts)
 	if err != nil {
 		return nil, err
 	}
@@ -324,8 +376,9 @@ func (n *NVD) setFile(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// nvdFromFacts makes the store of facts, in blocks, without its data.
-func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
+// nvdFromFacts makes the store of facts, in blocks, without its data:
+// each record at its place of places (nil: the compact layout).
+func nvdFromFacts(blocks []NVDBlock, places []NVDPlace, facts []NVDFacts) (*NVD, error) {
 	n := &NVD{blocks: make([]int64, 1, len(blocks)+1), recs: make([]nvdRec, len(facts)),
 		byName: make(map[uint64]int32, len(facts)), strID: map[string]uint32{}}
 	var off int64
@@ -336,7 +389,7 @@ func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 		}
 		off += int64(blk.Size)
 		n.blocks = append(n.blocks, off)
-		for s := 0; s < blk.Records; s++ {
+		for s := 0; s < blk.Records && places == nil; s++ {
 			if r == len(facts) {
 				return nil, fmt.Errorf("%w: NVD blocks hold more records than the %d facts", ErrInvalid, len(facts))
 			}
@@ -344,9 +397,22 @@ func nvdFromFacts(blocks []NVDBlock, facts []NVDFacts) (*NVD, error) {
 			r++
 		}
 	}
+	if places != nil {
+		if len(places) != len(facts) {
+			return nil, fmt.Errorf("%w: %d places for %d facts", ErrNVDLayout, len(places), len(facts))
+		}
+		if err := (&NVDLayout{Blocks: blocks, Places: places}).check(); err != nil {
+			return nil, err
+		}
+		for i, p := range places {
+			n.recs[i].block, n.recs[i].slot = p.Block, p.Slot
+		}
+		r = len(facts)
+	}
 	if r != len(facts) {
 		return nil, fmt.Errorf("%w: NVD blocks of %d bytes and %d records for %d facts", ErrInvalid, off, r, len(facts))
 	}
+	n.setSpan()
 	sources := map[string]uint32{}
 	var tb []byte // a text being looked up
 	for i := range facts {
@@ -493,15 +559,41 @@ var nvdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 // ErrNVDBlock is wrapped by the errors of a block that does not decode.
 var ErrNVDBlock = errors.New("index: NVD block does not decode")
 
-// blockReader decodes blocks for one request, keeping the last one; its
-// buffers come from blockBufs (release puts them back).
+// blockReader decodes blocks for one request, keeping those it may use
+// again: a layout with records added since its base (see NVDLayout) puts
+// the records of a page in its base's blocks and in those of each build
+// since, each build's in the order served, so that reading a page in
+// that order uses one block of each at a time (the store's span), and
+// decodes each once. Its buffers come from blockBufs (release puts them
+// back).
 type blockReader struct {
 	n     *NVD
-	b     int32
-	buf   []byte
 	frame []byte // a frame read from the file
 	dec   *zstd.Decoder
-	full  bool
+	// blocks[:nblocks] are the blocks decoded, last the one used last.
+	blocks  [nvdKeptBlocks]decodedBlock
+	nblocks int
+	last    int
+	tick    uint32
+	decodes int // blocks decoded
+}
+
+// nvdKeptBlocks is how many decoded blocks a request keeps at most (it
+// keeps the store's span): as many as builds lay records out over a base
+// before one compacts (a refresh every two hours of NVD's 2 % a day:
+// about 36), and a few.
+const nvdKeptBlocks = 48
+
+// decodedBlock is a block decoded: its records, each followed by "\n".
+type decodedBlock struct {
+	b   int32
+	buf []byte
+	// offs[:noffs] are the starts of the block's lines found so far,
+	// from 0: a line ends a byte before the next starts (a line past
+	// them is looked for from the last one).
+	offs  [NVDBlockRecords + 1]int32
+	noffs int
+	used  uint32 // when last used (the reader's tick)
 }
 
 // blockBufs are decoded blocks' buffers, shared by the requests.
@@ -511,13 +603,18 @@ var blockBufs = sync.Pool{New: func() any { return new([]byte) }}
 const maxPooledBlock = 1 << 20
 
 func (br *blockReader) release() {
-	for _, b := range [][]byte{br.buf, br.frame} {
+	put := func(b []byte) {
 		if b != nil && cap(b) <= maxPooledBlock {
 			b = b[:0]
 			blockBufs.Put(&b)
 		}
 	}
-	br.buf, br.frame, br.full = nil, nil, false
+	put(br.frame)
+	for i := range br.nblocks {
+		put(br.blocks[i].buf)
+		br.blocks[i].buf = nil
+	}
+	br.frame, br.nblocks = nil, 0
 }
 
 // frameOf returns block b's frame: a view of the store's data, or read
@@ -541,43 +638,87 @@ func (br *blockReader) frameOf(b int32) ([]byte, error) {
 	return f, nil
 }
 
-// record returns the raw record of position p, a view into the reader's
-// buffer valid until the next call.
-func (br *blockReader) record(p int32) ([]byte, error) {
-	rec := &br.n.recs[p]
-	if !br.full || br.b != rec.block {
-		if br.dec == nil {
-			d, err := nvdDecoder()
-			if err != nil {
-				return nil, err
-			}
-			br.dec = d
+// block returns block b, for the record at position p, decoded: one the
+// reader keeps, or decoded into the place of one whose last record is
+// before p (a reader goes forward in the order served), else of the one
+// used least recently.
+func (br *blockReader) block(b, p int32) (*decodedBlock, error) {
+	br.tick++
+	if br.nblocks > 0 && br.blocks[br.last].b == b {
+		d := &br.blocks[br.last]
+		d.used = br.tick
+		return d, nil
+	}
+	at, done := -1, -1
+	for i := range br.nblocks {
+		if x := br.blocks[i].b; x == b {
+			br.last = i
+			br.blocks[i].used = br.tick
+			return &br.blocks[i], nil
+		} else if x < 0 || br.n.lastOf[x] < p {
+			done = i
 		}
-		if br.buf == nil {
-			br.buf = (*blockBufs.Get().(*[]byte))[:0]
+		if at < 0 || br.blocks[i].used < br.blocks[at].used {
+			at = i
 		}
-		frame, err := br.frameOf(rec.block)
+	}
+	if done >= 0 {
+		at = done
+	}
+	if done < 0 && br.nblocks < min(len(br.blocks), br.n.span) || at < 0 {
+		at = br.nblocks
+		br.nblocks++
+	}
+	d := &br.blocks[at]
+	if br.dec == nil {
+		dec, err := nvdDecoder()
 		if err != nil {
-			br.full = false
 			return nil, err
 		}
-		br.buf, err = br.dec.DecodeAll(frame, br.buf[:0])
-		if err != nil {
-			br.full = false
-			return nil, fmt.Errorf("%w: %w", ErrNVDBlock, err)
-		}
-		br.b, br.full = rec.block, true
+		br.dec = dec
 	}
-	line := br.buf
-	for s := uint16(0); ; s++ {
-		i := bytes.IndexByte(line, '\n')
+	if d.buf == nil {
+		d.buf = (*blockBufs.Get().(*[]byte))[:0]
+	}
+	d.b = -1 // until it decodes
+	frame, err := br.frameOf(b)
+	if err != nil {
+		return nil, err
+	}
+	if d.buf, err = br.dec.DecodeAll(frame, d.buf[:0]); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNVDBlock, err)
+	}
+	d.b, d.offs[0], d.noffs, d.used = b, 0, 1, br.tick
+	br.last, br.decodes = at, br.decodes+1
+	return d, nil
+}
+
+// record returns the raw record of position p, a view into one of the
+// reader's buffers valid until it decodes another block.
+func (br *blockReader) record(p int32) ([]byte, error) {
+	rec := &br.n.recs[p]
+	d, err := br.block(rec.block, p)
+	if err != nil {
+		return nil, err
+	}
+	// From the start of the record's line if known, else from the last
+	// start known (a decoded block is at most 64 MB: see nvdDecoder).
+	s := min(int(rec.slot), d.noffs-1)
+	start := int(d.offs[s])
+	for {
+		i := bytes.IndexByte(d.buf[start:], '\n')
 		if i < 0 {
 			return nil, fmt.Errorf("%w: block %d has no record %d", ErrNVDBlock, rec.block+1, rec.slot+1)
 		}
-		if s == rec.slot {
-			return line[:i], nil
+		end := start + i
+		if s+1 == d.noffs && s+1 < len(d.offs) {
+			d.offs[s+1] = int32(end + 1)
+			d.noffs++
 		}
-		line = line[i+1:]
+		if s == int(rec.slot) {
+			return d.buf[start:end], nil
+		}
+		s, start = s+1, end+1
 	}
 }
 

@@ -99,3 +99,24 @@ func BenchmarkNVDPage(b *testing.B) {
 	b.SetBytes(int64(len(dst)))
 	b.ReportMetric(ratio, "compression")
 }
+
+// BenchmarkNVDPageOverlay: BenchmarkNVDPage's page of a layout over an
+// earlier set's blocks, at the share of records a build lets it reach
+// before it compacts (nvdCompactShare, 10 %): a twentieth of the records
+// changed (dead lines in the base's blocks, the records in blocks after
+// them).
+func BenchmarkNVDPageOverlay(b *testing.B) {
+	base := sampleNVDRecords(b, 4000)
+	nvd, _, _ := overlaidNVD(b, base, changedEvery(base, 20, 0, 0))
+	ix := &Index{nvd: nvd}
+	var dst []byte
+	at := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if dst, err = ix.AppendNVDPage(dst[:0], ix.SearchNVD(&NVDQuery{}), 2000, 2000, at); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(dst)))
+}

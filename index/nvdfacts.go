@@ -34,21 +34,34 @@ import (
 type NVDStored struct {
 	n      *NVD
 	source []uint32 // by source: its text
+	// noFrames: the lines give no frame sizes (0), the layout file does
+	// (format 9).
+	noFrames bool
 }
 
 // StoreNVD makes the stored form of p's facts. It fails on facts a load
-// would refuse (a bad id or time, records out of order).
+// would refuse (a bad id or time, records out of order, places that
+// overlap).
 func StoreNVD(p *PackedNVD) (*NVDStored, error) {
-	n, err := nvdFromFacts(p.Blocks, p.Facts)
+	var places []NVDPlace
+	if p.Layout != nil {
+		places = p.Layout.Places
+	}
+	n, err := nvdFromFacts(p.Blocks, places, p.Facts)
 	if err != nil {
 		return nil, err
 	}
-	s := &NVDStored{n: n, source: make([]uint32, len(n.source))}
+	s := &NVDStored{n: n, source: make([]uint32, len(n.source)), noFrames: p.Layout != nil}
 	for i, src := range n.source {
 		s.source[i] = n.strID[string(nvdKindSource)+src]
 	}
 	return s, nil
 }
+
+// OmitFrames makes the lines give 0 for every frame size, as format 9
+// stores them, the layout file giving the blocks. A layout other than
+// the compact one is always stored so.
+func (s *NVDStored) OmitFrames() { s.noFrames = true }
 
 // Texts are the table of texts the lines refer to, by number from 0.
 func (s *NVDStored) Texts() []string { return s.n.strs }
@@ -65,7 +78,7 @@ func (s *NVDStored) AppendLine(dst []byte, i int) []byte {
 		dst = strconv.AppendInt(append(dst, ' '), v, 10)
 	}
 	frame := int64(0)
-	if r.slot == 0 {
+	if r.slot == 0 && !s.noFrames {
 		frame = n.blocks[r.block+1] - n.blocks[r.block]
 	}
 	dst = strconv.AppendInt(append(dst, ' '), frame, 10)
@@ -151,6 +164,18 @@ type NVDLoader struct {
 	frames []int32    // by record: its frame's size when it starts a block, else 0
 	pools  [][]uint32 // by piece: the texts of its records
 	pieces []nvdPiece
+	layout *NVDLayout // nil: the blocks are given by the frames
+}
+
+// SetLayout gives the records their places (format 9, see NVDLayout):
+// the lines' frame sizes must then all be 0. The layout must have been
+// parsed for as many records (ParseNVDLayout).
+func (l *NVDLoader) SetLayout(lay *NVDLayout) error {
+	if len(lay.Places) != len(l.recs) {
+		return fmt.Errorf("%w: %d places for %d records", ErrNVDLayout, len(lay.Places), len(l.recs))
+	}
+	l.layout = lay
+	return nil
 }
 
 type nvdPiece struct {
@@ -368,10 +393,26 @@ func (l *NVDLoader) finish() (*NVD, error) {
 			n.source = append(n.source, t[1:])
 		}
 	}
+	if lay := l.layout; lay != nil {
+		if lay.owners == nil { // checked when parsed
+			if err := lay.check(); err != nil {
+				return nil, err
+			}
+		}
+		for _, b := range lay.Blocks {
+			n.blocks = append(n.blocks, n.blocks[len(n.blocks)-1]+int64(b.Size))
+		}
+	}
 	slot := 0
 	for k := range n.recs {
 		r := &n.recs[k]
 		switch f := l.frames[k]; {
+		case l.layout != nil:
+			if f != 0 {
+				return nil, fmt.Errorf("%w: record %d gives a frame size beside a layout", ErrNVDFacts, k+1)
+			}
+			p := l.layout.Places[k]
+			r.block, r.slot = p.Block, p.Slot
 		case f > 0:
 			n.blocks = append(n.blocks, n.blocks[len(n.blocks)-1]+int64(f))
 			slot = 0
@@ -382,7 +423,9 @@ func (l *NVDLoader) finish() (*NVD, error) {
 				return nil, fmt.Errorf("%w: record %d: block %d holds too many records", ErrNVDFacts, k+1, len(n.blocks)-1)
 			}
 		}
-		r.block, r.slot = int32(len(n.blocks)-2), uint16(slot)
+		if l.layout == nil {
+			r.block, r.slot = int32(len(n.blocks)-2), uint16(slot)
+		}
 		// One map operation a record: a name seen before leaves the map
 		// a record short.
 		if n.byName[r.key] = int32(k); len(n.byName) != k+1 {
@@ -393,5 +436,6 @@ func (l *NVDLoader) finish() (*NVD, error) {
 		}
 	}
 	l.recs, l.frames = nil, nil
+	n.setSpan()
 	return n, nil
 }

@@ -136,6 +136,8 @@ func (ix *Index) searchCPE(q *NVDQuery) NVDResult {
 	defer br.release()
 	var ids []int32
 	var buf []byte
+	// In the order of their blocks (each decoded once), the matches put
+	// back in the order served after.
 	for _, p := range cands {
 		if !ix.nvdMatch(q, p, &m) {
 			continue

@@ -182,7 +182,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		// twice what it held mid-read (at 100k, 410 MB instead of 590,
 		// which the pack, EPSS and ids phases would fill with garbage).
 		runtime.GC()
-		nvd, err = nvdRecs.pack(enc)
+		nvd, err = nvdRecs.pack(enc, previousLayout(opt.Previous))
 		if err != nil {
 			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 		}

@@ -436,6 +436,15 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return index.CompareNVD(wins[a].facts, wins[b].facts) })
+	// Laid out over the previous snapshot's records (the carried ones
+	// keep their places: see nvdlayout.go), or compactly, each block of
+	// the previous snapshot that holds the records of a block as they
+	// are kept.
+	keptFrom := make([]int, len(order)) // the previous record each keeps the place of
+	for k, i := range order {
+		keptFrom[k] = wins[i].prev
+	}
+	overlay := planOverlay(prev.lay, keptFrom)
 	per := index.NVDBlockRecords
 	nb := (len(order) + per - 1) / per
 	keep := make([]int, nb) // the previous block kept, -1: none
@@ -443,13 +452,15 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	for b := range nb {
 		from, to := b*per, min((b+1)*per, len(order))
 		keep[b] = -1
-		if p := wins[order[from]].prev; p >= 0 && prev.startOf[p] == p && prev.blockLen(prev.blockAt[p]) == to-from {
-			ok := true
+		if p := wins[order[from]].prev; !overlay && p >= 0 {
+			pb := prev.lay.Places[p].Block
+			ok := len(prev.owners[pb]) == to-from
 			for k := from; k < to && ok; k++ {
-				ok = wins[order[k]].prev == p+k-from
+				q := wins[order[k]].prev
+				ok = q >= 0 && prev.lay.Places[q] == index.NVDPlace{Block: pb, Slot: uint16(k - from)}
 			}
 			if ok {
-				keep[b] = prev.blockAt[p]
+				keep[b] = int(pb)
 			}
 		}
 		for k := from; k < to; k++ {
@@ -498,7 +509,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		if ok {
 			cves[i], ok = carriedCVE(snap, k, wins[i].id)
 		}
-		needRaw[j] = !ok || keep[blockOf[i]] < 0
+		needRaw[j] = !ok || !overlay && keep[blockOf[i]] < 0
 	}
 	for b, k := range keep {
 		if k < 0 {
@@ -508,13 +519,13 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		if err := h.Decode(prev.frame(k)); err == nil && h.HasFCS {
 			decoded[b] = int(h.FrameContentSize)
 		} else {
-			needRaw[prev.firsts[k]] = true
+			needRaw[prev.owners[k][0]] = true // a block kept holds no dead line
 		}
 	}
 	var remapped atomic.Int64
-	errs := index.OnCores(len(prev.blocks)-1, func() func(int) error {
+	errs := index.OnCores(len(prev.owners), func() func(int) error {
 		return func(pb int) error {
-			if !slices.Contains(needRaw[prev.firsts[pb]:prev.firsts[pb+1]], true) {
+			if !slices.ContainsFunc(prev.owners[pb], func(j int32) bool { return j >= 0 && needRaw[j] }) {
 				return nil
 			}
 			return prev.eachRecord(pb, func(j int, raw []byte, size int) error {
@@ -522,7 +533,8 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 				if i < 0 || !needRaw[j] {
 					return nil
 				}
-				if b := blockOf[i]; keep[b] < 0 {
+				if b := blockOf[i]; overlay {
+				} else if keep[b] < 0 {
 					raws[i] = bytes.Clone(raw)
 				} else if order[b*per] == i {
 					decoded[b] = size
@@ -557,6 +569,27 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		} else {
 			carried++
 		}
+	}
+
+	if overlay {
+		sorted := make([]index.NVDFacts, len(order))
+		from := make([]nvdFrom, len(order))
+		var delta []index.NVDFacts
+		var deltaOf []int // the winner of each of delta
+		for k, i := range order {
+			sorted[k], from[k] = facts[i], wins[i].from
+			if keptFrom[k] < 0 {
+				delta, deltaOf = append(delta, facts[i]), append(deltaOf, i)
+			}
+		}
+		p, keptFile, err := packOverlay(prev, sorted, keptFrom, delta, func(d int, dst []byte) ([]byte, error) {
+			return append(dst, raws[deltaOf[d]]...), nil
+		}, enc)
+		if err != nil {
+			return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		}
+		return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves), nvd: &nvdPacked{PackedNVD: p, from: from, kept: keptFile}, infos: infos, prev: snap,
+			changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: len(prev.lay.Blocks), known: known}, "", nil
 	}
 
 	// The blocks: kept, or compressed as index.PackNVD does.
@@ -605,18 +638,23 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			kept++
 		}
 	}
-	// The CVEs in the order readFeeds gives them: by name.
-	byName := make([]int, len(wins))
+	return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves), nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
+		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
+}
+
+// cvesByName are the CVEs of the winners (cves in the order of wins)
+// in the order readFeeds gives them: by name.
+func cvesByName(id func(i int) string, cves []index.CVE) []index.CVE {
+	byName := make([]int, len(cves))
 	for i := range byName {
 		byName[i] = i
 	}
-	sort.Slice(byName, func(a, b int) bool { return wins[byName[a]].id < wins[byName[b]].id })
-	out := make([]index.CVE, len(wins))
+	sort.Slice(byName, func(a, b int) bool { return id(byName[a]) < id(byName[b]) })
+	out := make([]index.CVE, len(cves))
 	for k, i := range byName {
 		out[k] = cves[i]
 	}
-	return &incrementalFeeds{cves: out, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
-		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
+	return out
 }
 
 // carriedCVE is the CVE a record maps to, from the previous snapshot's
@@ -674,20 +712,21 @@ func hashFile(path string) (FileInfo, bool, error) {
 }
 
 // previousNVD are the NVD records of the previous snapshot: their facts
-// lines and nvd.zst, still compressed.
+// lines, nvd.zst still compressed, and where each record is in it.
 type previousNVD struct {
-	lines   []nvdFactsFromLine
-	data    []byte
-	blocks  []int64 // block b is data[blocks[b]:blocks[b+1]]
-	firsts  []int   // the first record of each block, and len(lines)
-	blockAt []int   // the block of each record
-	startOf []int   // the first record of each record's block
-	dec     *zstd.Decoder
+	lines  []nvdFactsFromLine
+	data   []byte
+	blocks []int64 // block b is data[blocks[b]:blocks[b+1]]
+	lay    *index.NVDLayout
+	owners [][]int32 // by block, by line: the record there, -1 for none
+	dec    *zstd.Decoder
+	dir    string   // the snapshot
+	fi     FileInfo // its nvd.zst
 }
 
 // readPreviousNVD reads the NVD records of the snapshot in dir (manifest
-// m of format 8 on, built from feeds feeds and maybe EPSS): nil and why
-// not when they cannot be carried over.
+// m of format 8 on, built from feeds feeds and maybe EPSS), with where
+// each came from: nil and why not when they cannot be carried over.
 func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
 	dec, err := decoder()
 	if err != nil {
@@ -713,13 +752,30 @@ func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
 	if unknown > 0 {
 		return nil, fmt.Sprintf("the previous snapshot does not say which feed %s came from", plural(unknown, "NVD record", "NVD records"))
 	}
+	p, why := readPreviousStore(dir, m)
+	if p == nil {
+		return nil, why
+	}
+	for i := range p.lines {
+		p.lines[i].From, p.lines[i].Clash = from[i].In, from[i].Clash
+	}
+	return p, ""
+}
+
+// readPreviousStore reads the NVD records of the snapshot in dir
+// (manifest m of format 7 on): nil and why not when they cannot be read.
+func readPreviousStore(dir string, m Manifest) (*previousNVD, string) {
+	dec, err := decoder()
+	if err != nil {
+		return nil, err.Error()
+	}
 	wrap := func(key string, err error) error { return fmt.Errorf("%s: %w", m.Files[key].Name, err) }
-	l, err := parseNVDFacts(dir, m, dec, wrap)
+	l, lay, err := parseNVDFacts(dir, m, dec, wrap)
 	if err != nil {
 		return nil, "the previous snapshot's " + err.Error()
 	}
-	p := &previousNVD{dec: dec}
-	if p.data, err = readChecked(dir, m.Files[keyNVD]); err != nil {
+	p := &previousNVD{dec: dec, dir: dir, fi: m.Files[keyNVD]}
+	if p.data, err = readChecked(dir, p.fi); err != nil {
 		return nil, fmt.Sprintf("the previous snapshot's %s: %v", fileNVD, err)
 	}
 	n, err := l.NVD(p.data)
@@ -730,26 +786,38 @@ func readPreviousNVD(dir string, m Manifest, feeds int) (*previousNVD, string) {
 	for i := range lines {
 		l := &lines[i]
 		l.NVDFacts, l.Frame = n.StoredFacts(i)
-		l.From, l.Clash = from[i].In, from[i].Clash
 	}
-	p.lines, p.blockAt, p.startOf = lines, make([]int, len(lines)), make([]int, len(lines))
-	var off int64
-	for i := range lines {
-		if lines[i].Frame > 0 {
-			p.blocks = append(p.blocks, off)
-			p.firsts = append(p.firsts, i)
-			off += int64(lines[i].Frame)
-		} else if i == 0 {
-			return nil, "the previous snapshot's " + fileNVDFacts + ": record 1 starts no block"
+	if lay == nil {
+		// The compact layout (format 8 and 7): a block starts at each
+		// record with a frame size.
+		var blocks []index.NVDBlock
+		for i := range lines {
+			switch {
+			case lines[i].Frame > 0:
+				blocks = append(blocks, index.NVDBlock{Size: lines[i].Frame, Records: 1})
+			case i == 0:
+				return nil, "the previous snapshot's " + fileNVDFacts + ": record 1 starts no block"
+			default:
+				blocks[len(blocks)-1].Records++
+			}
 		}
-		p.blockAt[i], p.startOf[i] = len(p.blocks)-1, p.firsts[len(p.firsts)-1]
+		lay = index.CompactNVDLayout(blocks)
 	}
-	p.blocks = append(p.blocks, off)
-	p.firsts = append(p.firsts, len(lines))
+	p.lines, p.lay = lines, lay
+	p.owners = make([][]int32, len(lay.Blocks))
+	p.blocks = make([]int64, 1, len(lay.Blocks)+1)
+	for b, blk := range lay.Blocks {
+		p.owners[b] = make([]int32, blk.Records)
+		for s := range p.owners[b] {
+			p.owners[b][s] = -1
+		}
+		p.blocks = append(p.blocks, p.blocks[b]+int64(blk.Size))
+	}
+	for j, pl := range lay.Places {
+		p.owners[pl.Block][pl.Slot] = int32(j)
+	}
 	return p, ""
 }
-
-func (p *previousNVD) blockLen(b int) int { return p.firsts[b+1] - p.firsts[b] }
 
 func (p *previousNVD) frame(b int) []byte { return p.data[p.blocks[b]:p.blocks[b+1]:p.blocks[b+1]] }
 
@@ -759,31 +827,35 @@ func (p *previousNVD) block(b int) ([]byte, error) {
 	return p.dec.DecodeAll(p.frame(b), nil)
 }
 
-// eachRecord passes each record of block b, as read (with its "\n"),
-// with its number and the block's decompressed size, to fn.
+// eachRecord passes each record of block b (dead lines skipped), as read
+// (with its "\n"), with its number and the block's decompressed size, to
+// fn.
 func (p *previousNVD) eachRecord(b int, fn func(j int, raw []byte, size int) error) error {
 	data, err := p.block(b)
 	if err != nil {
 		return fmt.Errorf("block %d: %w", b+1, err)
 	}
 	rest := data
-	for j := p.firsts[b]; j < p.firsts[b+1]; j++ {
+	for s, j := range p.owners[b] {
 		line, after, ok := bytes.Cut(rest, []byte{'\n'})
 		if !ok {
-			return fmt.Errorf("block %d: %d records, its facts give %d", b+1, j-p.firsts[b], p.blockLen(b))
+			return fmt.Errorf("block %d: %d lines, its layout gives %d", b+1, s, len(p.owners[b]))
+		}
+		rest = after
+		if j < 0 {
+			continue
 		}
 		for k := range line {
 			if line[k] == nvdNewline {
 				line[k] = '\n'
 			}
 		}
-		if err := fn(j, line, len(data)); err != nil {
+		if err := fn(int(j), line, len(data)); err != nil {
 			return err
 		}
-		rest = after
 	}
 	if len(rest) > 0 {
-		return fmt.Errorf("block %d: more than the %d records its facts give", b+1, p.blockLen(b))
+		return fmt.Errorf("block %d: more than the %d lines its layout gives", b+1, len(p.owners[b]))
 	}
 	return nil
 }
@@ -791,7 +863,7 @@ func (p *previousNVD) eachRecord(b int, fn func(j int, raw []byte, size int) err
 // hashes are the records' hashes (recordHash), computed on every core.
 func (p *previousNVD) hashes() ([]recHash, error) {
 	out := make([]recHash, len(p.lines))
-	errs := index.OnCores(len(p.firsts)-1, func() func(int) error {
+	errs := index.OnCores(len(p.owners), func() func(int) error {
 		return func(b int) error {
 			return p.eachRecord(b, func(j int, raw []byte, _ int) error {
 				out[j] = recordHash(raw)
@@ -808,7 +880,7 @@ func (p *previousNVD) hashes() ([]recHash, error) {
 // raw is record j as read.
 func (p *previousNVD) raw(j int) ([]byte, error) {
 	var out []byte
-	err := p.eachRecord(p.blockAt[j], func(k int, raw []byte, _ int) error {
+	err := p.eachRecord(int(p.lay.Places[j].Block), func(k int, raw []byte, _ int) error {
 		if k == j {
 			out = slices.Clone(raw)
 		}

@@ -306,7 +306,7 @@ func TestNVDFromLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Version != 8 || m.Files[keyNVDFrom].Name != "nvdfrom.txt.zst" || m.Files[keyNVDFrom].Records != 5 {
+	if m.Version != FormatVersion || m.Files[keyNVDFrom].Name != "nvdfrom.txt.zst" || m.Files[keyNVDFrom].Records != 5 {
 		t.Fatalf("version %d, %+v", m.Version, m.Files[keyNVDFrom])
 	}
 	dec, err := decoder()

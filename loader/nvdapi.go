@@ -19,10 +19,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-json"
 	"github.com/klauspost/compress/zstd"
@@ -100,7 +103,10 @@ func isCertAlert(u string) bool {
 // record came from), and puts their manifest entries into files.
 func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder, version int, files map[string]FileInfo) error {
 	p := np.PackedNVD
-	data, err := writeBlocks(filepath.Join(dir, fileNVD), p)
+	if p.Layout != nil && version < 9 {
+		return fmt.Errorf("%s: a layout that keeps a previous snapshot's blocks is not stored before format 9", fileNVD)
+	}
+	data, err := writeBlocks(filepath.Join(dir, fileNVD), p, np.kept)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fileNVD, err)
 	}
@@ -124,6 +130,18 @@ func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder, version int, files m
 	st, err := index.StoreNVD(p)
 	if err != nil {
 		return err
+	}
+	if version >= 9 {
+		// The blocks and where each record is: the layout file.
+		st.OmitFrames()
+		lay := p.Places()
+		var line []byte
+		if files[keyNVDLayout], err = writeDataFile(filepath.Join(dir, fileNVDLayout), enc, lay.Lines(), func(i int) ([]byte, error) {
+			line = lay.AppendLine(line[:0], i)
+			return line, nil
+		}); err != nil {
+			return fmt.Errorf("%s: %w", fileNVDLayout, err)
+		}
 	}
 	texts := st.Texts()
 	if files[keyNVDStrings], err = writeDataFile(filepath.Join(dir, fileNVDStrings), enc, len(texts), func(i int) ([]byte, error) {
@@ -155,14 +173,39 @@ func writeNVD(dir string, np *nvdPacked, enc *zstd.Encoder, version int, files m
 }
 
 // writeBlocks writes p's frames as a data file, its chunks runs of whole
-// blocks of about chunkTarget decoded bytes.
-func writeBlocks(path string, p *index.PackedNVD) (FileInfo, error) {
+// blocks of about chunkTarget decoded bytes. With kept, p's first blocks
+// are those of a previous snapshot's nvd.zst (p.Frames are those of the
+// blocks after them): the file is copied first, chunk by chunk, each
+// checked against its sum and listed as the previous manifest lists it,
+// and the new blocks start a chunk of their own.
+func writeBlocks(path string, p *index.PackedNVD, kept *keptNVD) (FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return FileInfo{}, err
 	}
 	fi := FileInfo{Name: filepath.Base(path), Chunks: []Chunk{}}
 	whole := sha256.New()
+	first := len(p.Blocks) - len(p.Frames) // the blocks kept
+	if kept == nil && first != 0 || len(p.Decoded) != len(p.Frames) {
+		f.Close()
+		return fi, fmt.Errorf("%d blocks, %d frames and no previous file", len(p.Blocks), len(p.Frames))
+	}
+	if kept != nil {
+		var size int64
+		for _, b := range p.Blocks[:first] {
+			size += int64(b.Size)
+		}
+		if size != kept.fi.Size {
+			f.Close()
+			return fi, fmt.Errorf("the blocks kept add up to %d bytes, the previous %s has %d", size, kept.fi.Name, kept.fi.Size)
+		}
+		if err := copyChunks(f, kept, whole); err != nil {
+			f.Close()
+			return fi, fmt.Errorf("the previous snapshot's: %w", err)
+		}
+		fi.Chunks = append(fi.Chunks, kept.fi.Chunks...)
+		fi.Size, fi.Bytes, fi.Records = kept.fi.Size, kept.fi.Bytes, kept.fi.Records
+	}
 	var cur Chunk
 	chunk := sha256.New()
 	flush := func() {
@@ -189,7 +232,7 @@ func writeBlocks(path string, p *index.PackedNVD) (FileInfo, error) {
 		chunk.Write(frame)
 		cur.Size += int64(len(frame))
 		cur.Bytes += int64(p.Decoded[b])
-		cur.Records += p.Blocks[b].Records
+		cur.Records += p.Blocks[first+b].Records
 	}
 	flush()
 	fi.SHA256 = hex.EncodeToString(whole.Sum(nil))
@@ -198,6 +241,34 @@ func writeBlocks(path string, p *index.PackedNVD) (FileInfo, error) {
 		return fi, err
 	}
 	return fi, f.Close()
+}
+
+// copyChunks copies the kept file's chunks to w, each checked against
+// its sum, and adds them to whole.
+func copyChunks(w io.Writer, kept *keptNVD, whole hash.Hash) error {
+	f, err := openData(kept.dir, kept.fi)
+	if err != nil {
+		return fmt.Errorf("%s: %w", kept.fi.Name, err)
+	}
+	defer f.Close()
+	var buf []byte
+	for i, c := range kept.fi.Chunks {
+		if int64(cap(buf)) < c.Size {
+			buf = make([]byte, c.Size)
+		}
+		b := buf[:c.Size]
+		if _, err := io.ReadFull(f, b); err != nil {
+			return fmt.Errorf("%s: chunk %d: %w", kept.fi.Name, i+1, err)
+		}
+		if err := checkSum(b, c.SHA256); err != nil {
+			return fmt.Errorf("%s: chunk %d: %w", kept.fi.Name, i+1, err)
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		whole.Write(b)
+	}
+	return nil
 }
 
 // loadNVD reads a snapshot's NVD records for serving: the facts, and
@@ -212,13 +283,13 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
 	fi := m.Files[keyNVD]
-	if facts := m.Files[keyNVDFacts]; fi.Records != facts.Records {
+	if facts := m.Files[keyNVDFacts]; fi.Records != facts.Records && m.Version < 9 {
 		return nil, wrap(keyNVD, fmt.Errorf("%d records for %d facts", fi.Records, facts.Records))
 	}
 	if m.Version == 6 {
 		return loadNVD6(dir, m, dec, wrap)
 	}
-	l, err := parseNVDFacts(dir, m, dec, wrap)
+	l, _, err := parseNVDFacts(dir, m, dec, wrap)
 	if err != nil {
 		return nil, err
 	}
@@ -236,16 +307,31 @@ func loadNVD(dir string, m Manifest, dec *zstd.Decoder) (*index.NVD, error) {
 
 // parseNVDFacts parses the NVD facts of a snapshot of format 7 on
 // (nvdfacts.txt.zst over nvdstrings.jsonl.zst) into a loader whose NVD
-// is still to be made.
-func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, error) error) (*index.NVDLoader, error) {
+// is still to be made, and (format 9) the layout, which the loader has
+// (nil before).
+func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, error) error) (*index.NVDLoader, *index.NVDLayout, error) {
+	// The layout is read beside the facts.
+	var (
+		lay    *index.NVDLayout
+		layErr error
+		layWG  sync.WaitGroup
+	)
+	if m.Version >= 9 {
+		layWG.Add(1)
+		go func() {
+			defer layWG.Done()
+			lay, layErr = readNVDLayout(dir, m, dec)
+		}()
+	}
+	defer layWG.Wait() // an early error return still waits for it
 	texts, err := decodeTexts(dir, m.Files[keyNVDStrings], dec)
 	if err != nil {
-		return nil, wrap(keyNVDStrings, err)
+		return nil, nil, wrap(keyNVDStrings, err)
 	}
 	facts := m.Files[keyNVDFacts]
 	l, err := index.NewNVDLoader(texts, facts.Records, len(facts.Chunks))
 	if err != nil {
-		return nil, wrap(keyNVDStrings, err)
+		return nil, nil, wrap(keyNVDStrings, err)
 	}
 	firsts := make([]int, len(facts.Chunks)) // the number of each chunk's first record
 	for i := 1; i < len(firsts); i++ {
@@ -256,9 +342,44 @@ func parseNVDFacts(dir string, m Manifest, dec *zstd.Decoder, wrap func(string, 
 	if err := decodeFileReusing(dir, facts, dec, func(c int, data []byte) error {
 		return l.ParsePiece(c, firsts[c], data)
 	}); err != nil {
-		return nil, wrap(keyNVDFacts, err)
+		return nil, nil, wrap(keyNVDFacts, err)
 	}
-	return l, nil
+	layWG.Wait()
+	if layErr != nil {
+		return nil, nil, wrap(keyNVDLayout, layErr)
+	}
+	if lay != nil {
+		if err := l.SetLayout(lay); err != nil {
+			return nil, nil, wrap(keyNVDLayout, err)
+		}
+	}
+	return l, lay, nil
+}
+
+// readNVDLayout reads the layout of a snapshot of format 9: where each of
+// its NVD records (as many as the facts) is in nvd.zst, whose lines
+// must be those of the layout's blocks.
+func readNVDLayout(dir string, m Manifest, dec *zstd.Decoder) (*index.NVDLayout, error) {
+	fi := m.Files[keyNVDLayout]
+	parts := make([][]byte, len(fi.Chunks))
+	if err := decodeFile(dir, fi, dec, func(c int, data []byte) error {
+		parts[c] = data
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	lay, err := index.ParseNVDLayout(bytes.Join(parts, nil), m.Files[keyNVDFacts].Records)
+	if err != nil {
+		return nil, err
+	}
+	lines := 0
+	for _, b := range lay.Blocks {
+		lines += b.Records
+	}
+	if nvd := m.Files[keyNVD]; lines != nvd.Records {
+		return nil, fmt.Errorf("blocks of %d lines, %s has %d", lines, nvd.Name, nvd.Records)
+	}
+	return lay, nil
 }
 
 // decodeTexts decodes a data file of JSON strings, one a line.
@@ -358,6 +479,28 @@ func validateNVD(dir string, m Manifest, dec *zstd.Decoder) error {
 	if err != nil {
 		return err
 	}
+	// The record of each line of nvd.zst (-1: a dead line, which must
+	// still be a record).
+	owner := make([]int32, m.Files[keyNVD].Records)
+	for i := range owner {
+		owner[i] = int32(i)
+	}
+	if m.Version >= 9 {
+		lay, err := readNVDLayout(dir, m, dec)
+		if err != nil {
+			return fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileNVDLayout, err)
+		}
+		starts := make([]int, len(lay.Blocks)) // each block's first line
+		for b := 1; b < len(starts); b++ {
+			starts[b] = starts[b-1] + lay.Blocks[b-1].Records
+		}
+		for i := range owner {
+			owner[i] = -1
+		}
+		for i, p := range lay.Places {
+			owner[starts[p.Block]+int(p.Slot)] = int32(i)
+		}
+	}
 	ids := make([]string, n.Len())
 	if err := eachRecord(dir, m.Files[keyNVD], dec, func(i int, line []byte) error {
 		var rec struct {
@@ -367,7 +510,12 @@ func validateNVD(dir string, m Manifest, dec *zstd.Decoder) error {
 		if err := json.Unmarshal(raw, &rec); err != nil {
 			return err
 		}
-		ids[i] = rec.ID
+		if i >= len(owner) {
+			return fmt.Errorf("more than the %d records of the manifest", len(owner))
+		}
+		if o := owner[i]; o >= 0 {
+			ids[o] = rec.ID
+		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileNVD, err)

@@ -109,14 +109,16 @@ type nvdRecords struct {
 }
 
 // pack orders the records as served and compresses them in blocks with
-// enc (see index.PackNVD), decompressing each as its block is made.
-func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
+// enc (see index.PackNVD), decompressing each as its block is made: over
+// the previous snapshot's records (prev, nil: none) when the layout is an
+// overlay (see nvdlayout.go), only those changed or added since.
+func (n *nvdRecords) pack(enc *zstd.Encoder, prev *previousNVD) (*nvdPacked, error) {
 	dec, err := decoder()
 	if err != nil {
 		return nil, err
 	}
 	var frames sync.Pool // of *[]byte: a record read back from spill
-	p, err := index.PackNVDFrom(n.facts, func(i int, dst []byte) ([]byte, error) {
+	raw := func(i int, dst []byte) ([]byte, error) {
 		r := n.z[i]
 		if r.z != nil || r.n == 0 {
 			return dec.DecodeAll(r.z, dst)
@@ -131,7 +133,24 @@ func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
 			return dst, fmt.Errorf("reading it back: %w", err)
 		}
 		return dec.DecodeAll(*bp, dst)
-	}, enc)
+	}
+	if prev != nil {
+		order := make([]int, len(n.facts))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return index.CompareNVD(&n.facts[a], &n.facts[b]) })
+		p, kept, err := overlayRecords(prev, n.facts, order, raw, enc)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out := withFrom(p, n.facts, n.from)
+			out.kept = kept
+			return out, nil
+		}
+	}
+	p, err := index.PackNVDFrom(n.facts, raw, enc)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +163,9 @@ func (n *nvdRecords) pack(enc *zstd.Encoder) (*nvdPacked, error) {
 // entries.
 type nvdPacked struct {
 	*index.PackedNVD
+	// kept is the previous snapshot's nvd.zst whose blocks are the first
+	// of PackedNVD's (nil: none).
+	kept  *keptNVD
 	from  []nvdFrom
 	dir   string
 	files map[string]FileInfo
@@ -202,7 +224,7 @@ func (p *nvdPacked) spill(dir string, enc *zstd.Encoder) error {
 	if err := writeNVD(dir, p, enc, writeVersion, files); err != nil {
 		return err
 	}
-	p.PackedNVD, p.from, p.dir, p.files = nil, nil, dir, files
+	p.PackedNVD, p.from, p.kept, p.dir, p.files = nil, nil, nil, dir, files
 	return nil
 }
 

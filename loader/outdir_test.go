@@ -306,7 +306,7 @@ func assertSnapshotOnly(t *testing.T, dir string) {
 	for _, e := range entries {
 		got = append(got, e.Name())
 	}
-	want := []string{fileCVEs, fileCWEs, fileIDs, ManifestName, fileMetrics, fileReports, fileDetails, fileStrings, fileNVD, fileNVDFacts, fileNVDStrings, fileNVDFrom}
+	want := []string{fileCVEs, fileCWEs, fileIDs, ManifestName, fileMetrics, fileReports, fileDetails, fileStrings, fileNVD, fileNVDFacts, fileNVDStrings, fileNVDFrom, fileNVDLayout}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s holds (-want +got):\n%s", dir, diff)

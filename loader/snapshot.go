@@ -48,7 +48,14 @@ import (
 // reads, to carry the records of the feeds that did not change; a load
 // only checks its sums, and a version 7 snapshot loads as before (a build
 // with it as -previous reads every feed).
-const FormatVersion = 8
+// Version 9 adds nvdlayout.txt.zst: where each NVD record is stored in
+// nvd.zst (its block and line), apart from its place in the order served,
+// so that a build with -previous keeps the previous snapshot's nvd.zst
+// whole, its chunks the same bytes, and adds blocks of the records
+// changed or added since (see index.NVDLayout and nvdlayout.go); the
+// facts' lines then give no frame sizes (0). A version 8 snapshot loads as
+// before, its records in the compact layout.
+const FormatVersion = 9
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -79,11 +86,12 @@ const (
 	keyDetails = "details"
 	keyStrings = "strings"
 	// keyNVD and keyNVDFacts: format 6; keyNVDStrings: format 7;
-	// keyNVDFrom: format 8.
+	// keyNVDFrom: format 8; keyNVDLayout: format 9.
 	keyNVD        = "nvd"
 	keyNVDFacts   = "nvdfacts"
 	keyNVDStrings = "nvdstrings"
 	keyNVDFrom    = "nvdfrom"
+	keyNVDLayout  = "nvdlayout"
 
 	fileCWEs       = "cwes.jsonl.zst"
 	fileCVEs       = "cves.jsonl.zst"
@@ -96,6 +104,7 @@ const (
 	fileNVDFacts   = "nvdfacts.txt.zst"
 	fileNVDStrings = "nvdstrings.jsonl.zst"
 	fileNVDFrom    = "nvdfrom.txt.zst"
+	fileNVDLayout  = "nvdlayout.txt.zst"
 	// fileNVDFacts6 is the facts' file of format 6 (JSON lines).
 	fileNVDFacts6 = "nvdfacts.jsonl.zst"
 
@@ -113,15 +122,19 @@ const epssVersion = 6
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
 	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts, keyNVDStrings: fileNVDStrings,
-	keyNVDFrom: fileNVDFrom,
+	keyNVDFrom: fileNVDFrom, keyNVDLayout: fileNVDLayout,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= 8 {
+	if v >= 9 {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
+	delete(old, keyNVDLayout)
+	if v == 8 {
+		return old
+	}
 	delete(old, keyNVDFrom)
 	if v == 7 {
 		return old
