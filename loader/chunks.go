@@ -307,18 +307,19 @@ func eachLine(data []byte, first int, f func(n int, line []byte) error) error {
 }
 
 // chunkWriter writes a data file: it takes lines, closes a chunk once it
-// holds chunkTarget bytes, compresses chunks on several goroutines and
-// writes them in order.
+// holds chunkTarget bytes (or closeAt, when set), compresses chunks on
+// several goroutines and writes them in order.
 type chunkWriter struct {
-	f     *os.File
-	enc   *zstd.Encoder
-	fi    FileInfo
-	whole hash.Hash
-	cur   *pending
-	order chan *pending // chunks in file order, to the writing goroutine
-	jobs  chan *pending // chunks to compress
-	done  chan error    // the writing goroutine's result
-	wg    sync.WaitGroup
+	closeAt int // the decoded size at which a chunk closes, when > 0
+	f       *os.File
+	enc     *zstd.Encoder
+	fi      FileInfo
+	whole   hash.Hash
+	cur     *pending
+	order   chan *pending // chunks in file order, to the writing goroutine
+	jobs    chan *pending // chunks to compress
+	done    chan error    // the writing goroutine's result
+	wg      sync.WaitGroup
 }
 
 // pending is a chunk on its way: raw lines, then compressed.
@@ -375,10 +376,18 @@ func (w *chunkWriter) line(b []byte) error {
 	}
 	w.cur.raw = append(append(w.cur.raw, b...), '\n')
 	w.cur.records++
-	if len(w.cur.raw) >= chunkTarget {
+	if len(w.cur.raw) >= w.target() {
 		return w.flush()
 	}
 	return nil
+}
+
+// target is the decoded size at which w closes a chunk.
+func (w *chunkWriter) target() int {
+	if w.closeAt > 0 {
+		return w.closeAt
+	}
+	return chunkTarget
 }
 
 func (w *chunkWriter) flush() error {

@@ -91,9 +91,17 @@ func (t *idTables) add(r idRecord) error {
 	return nil
 }
 
-// writeIDs writes the tables as ids.jsonl.zst holds them: the "next" record,
-// then each table by name and id, one table at a time, without making every record at once
-// (at 400k CVEs, 2.6 million of them).
+// idsChunkBytes is the decoded size at which a chunk of ids.jsonl.zst
+// closes (a variable for tests).
+var idsChunkBytes = chunkTarget
+
+// writeIDs writes the tables as ids.jsonl.zst holds them: each table by
+// name and id, one table at a time, without making every record at once
+// (at 400k CVEs, 2.6 million of them), then the "next" record.
+// Each table starts a chunk of its own, and "next" comes last, so the
+// chunks of a table are a function of its own lines: since a build only
+// adds ids after the largest, a refresh leaves every chunk of a table but
+// its last byte for byte as it was (the same blobs to publish and pull).
 // With spend, each table is let go (t's maps are nil) once listed.
 // With t.fresh, the CVSS and reference tables are listed from cves.
 func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spend bool) (FileInfo, error) {
@@ -101,6 +109,7 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 	if err != nil {
 		return FileInfo{}, err
 	}
+	w.closeAt = idsChunkBytes
 	n := 0
 	line := func(r *idRecord) error {
 		n++
@@ -113,9 +122,9 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 		}
 		return nil
 	}
-	err = line(&idRecord{Table: "next", ID: t.nextAlert})
+	err = writeTable(&t.cpe, spend, func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
 	if err == nil {
-		err = writeTable(&t.cpe, spend, func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
+		err = w.flush()
 	}
 	if err == nil && t.fresh {
 		// Numbered from 1 in the CVEs' order (see assignFresh).
@@ -128,6 +137,9 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 					next++
 				}
 			}
+		}
+		if err == nil {
+			err = w.flush()
 		}
 		next = 1
 		var buf []byte
@@ -152,9 +164,16 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 		})
 	}
 	if err == nil && !t.fresh {
-		err = writeTable(&t.ref, spend, func(k refKey, id int64) error {
-			return line(&idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
-		})
+		if err = w.flush(); err == nil {
+			err = writeTable(&t.ref, spend, func(k refKey, id int64) error {
+				return line(&idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
+			})
+		}
+	}
+	if err == nil {
+		if err = w.flush(); err == nil {
+			err = line(&idRecord{Table: "next", ID: t.nextAlert})
+		}
 	}
 	if err != nil {
 		w.close()
