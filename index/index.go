@@ -108,9 +108,12 @@ type Index struct {
 	productByName map[string]uint32 // productKey -> position; keys are views into keys
 	productSearch searchText        // over every product, same positions
 	affs          []productAff      // same positions
-	vpBodies      []byte            // vendor and product bodies
-	vpCVEs        []int32           // vendor and product CVE lists
-	keys          []byte            // the maps' keys, back to back
+	// vendorBodies and productBodies are the bodies, made on first
+	// request (see Vendor and Product), same positions as the records.
+	vendorBodies  []lazyBody
+	productBodies []lazyBody
+	vpCVEs        []int32 // vendor and product CVE lists
+	keys          []byte  // the maps' keys, back to back
 
 	reports    [][]byte // report summaries, newest first
 	reportByID map[string]*report
@@ -134,14 +137,12 @@ type Counts struct {
 }
 
 type vendorRec struct {
-	body           run // in vpBodies: {"name","human_name","products"}
 	cves           run // in vpCVEs
 	key            run // in keys: its name, its key in vendorByName
 	prodLo, prodHi uint32
 }
 
 type productRec struct {
-	body       run  // in vpBodies: {"name","human_name","versions"}
 	cves       run  // in vpCVEs
 	key        run  // in keys: its key in productByName
 	vulnerable bool // some CPE of the product is: its affected may match
@@ -368,9 +369,8 @@ type vendorAcc struct {
 
 type productAcc struct {
 	cves       []int32
-	versions   []string // concrete version components, with repeats
-	vulnerable bool     // a CPE with a concrete version or "*" is
-	entries    bool     // a CVE is listed through affected entries
+	vulnerable bool // a CPE with a concrete version or "*" is
+	entries    bool // a CVE is listed through affected entries
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
@@ -535,10 +535,7 @@ func gatherVendors(in []CVEEntry, details *Details, rank []int32, lo, hi int) ma
 			if !lastIs(p.cves, pos) {
 				p.cves = append(p.cves, pos)
 			}
-			if IsName(r.version) {
-				p.versions = append(p.versions, r.version)
-				p.vulnerable = p.vulnerable || r.vulnerable
-			} else if r.vulnerable && r.version == "*" {
+			if r.vulnerable && (r.version == "*" || IsName(r.version)) {
 				p.vulnerable = true
 			}
 		}
@@ -591,7 +588,6 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 					continue
 				}
 				pb.cves = append(pb.cves, pa.cves...)
-				pb.versions = append(pb.versions, pa.versions...)
 				pb.vulnerable = pb.vulnerable || pa.vulnerable
 				pb.entries = pb.entries || pa.entries
 			}
@@ -607,45 +603,37 @@ type vendorPart struct {
 	vendors, products packed
 	vendorRecs        []vendorRec
 	productRecs       []productRec
-	bodies            []byte
 	cves              []int32
 	productNames      []string
 }
 
 // encodeVendors encodes the vendors named names, in this order, and their
-// products, each vendor's in name order. A first pass sorts the lists
-// and counts the bytes, so that the second writes into slices made at
-// their size: grown by append, they were copied over and over into fresh
-// memory (0.2 s of a 400k load on one core).
+// products, each vendor's in name order: their summaries, CVE lists and
+// records, not their bodies, which their first request makes (see
+// Vendor and Product): sorting each product's versions in version order
+// and writing the bodies was a fifth of a load on one core, for bodies
+// few are ever asked. A first pass sorts the lists and counts the bytes,
+// so that the second writes into slices made at their size: grown by
+// append, they were copied over and over into fresh memory.
 func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 	w := &vendorPart{}
 	pnamesOf := make([][]string, len(names))
-	var nBodies, nSums, nPSums, nCVEs, nProducts int
+	var nSums, nPSums, nCVEs, nProducts int
 	for i, name := range names {
 		a := acc[name]
 		pnames := sortedKeys(a.products)
 		pnamesOf[i] = pnames
 		slices.Sort(a.cves) // in list order
 		nSums += summarySize(name, nil)
-		nBodies += summarySize(name, pnames)
 		nCVEs += len(a.cves)
 		nProducts += len(pnames)
 		for _, pname := range pnames {
 			pa := a.products[pname]
-			// The distinct version components, by bytes first (the cheaper
-			// comparison, for the many repeats), then in version order.
-			versions := pa.versions
-			slices.Sort(versions)
-			versions = slices.Compact(versions)
-			slices.SortFunc(versions, versionOrder)
-			pa.versions = orEmpty(versions)
 			slices.Sort(pa.cves)
 			nPSums += summarySize(pname, nil)
-			nBodies += summarySize(pname, pa.versions)
 			nCVEs += len(pa.cves)
 		}
 	}
-	w.bodies = make([]byte, 0, nBodies)
 	w.cves = make([]int32, 0, nCVEs)
 	w.vendors = packed{text: make([]byte, 0, nSums), offs: make([]uint32, 1, len(names)+1)}
 	w.products = packed{text: make([]byte, 0, nPSums), offs: make([]uint32, 1, nProducts+1)}
@@ -656,20 +644,14 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 		a := acc[name]
 		pnames := pnamesOf[i]
 		w.vendors.addWith(func(dst []byte) []byte { return appendNameSummary(dst, name, "", nil) })
-		from := uint32(len(w.bodies))
-		w.bodies = appendNameSummary(w.bodies, name, "products", pnames)
 		v := vendorRec{
-			body:   run{from, uint32(len(w.bodies))},
 			cves:   appendRun(&w.cves, a.cves),
 			prodLo: uint32(len(w.productRecs)),
 		}
 		for _, pname := range pnames {
 			pa := a.products[pname]
 			w.products.addWith(func(dst []byte) []byte { return appendNameSummary(dst, pname, "", nil) })
-			from := uint32(len(w.bodies))
-			w.bodies = appendNameSummary(w.bodies, pname, "versions", pa.versions)
 			w.productRecs = append(w.productRecs, productRec{
-				body:       run{from, uint32(len(w.bodies))},
 				cves:       appendRun(&w.cves, pa.cves),
 				vulnerable: pa.vulnerable,
 				entries:    pa.entries,
@@ -715,11 +697,10 @@ func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) error {
 
 // joinParts puts the parts, in order, into the index.
 func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
-	var nBodies, nCVEs, nProducts, nKeys int
+	var nCVEs, nProducts, nKeys int
 	vendors := make([]packed, len(parts))
 	products := make([]packed, len(parts))
 	for i, w := range parts {
-		nBodies += len(w.bodies)
 		nCVEs += len(w.cves)
 		nProducts += len(w.productRecs)
 		vendors[i], products[i] = w.vendors, w.products
@@ -733,7 +714,7 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	for _, c := range []struct {
 		what string
 		n    int
-	}{{"vendor and product bodies", nBodies}, {"vendor and product CVE lists", nCVEs}, {"names", nKeys}} {
+	}{{"vendor and product CVE lists", nCVEs}, {"names", nKeys}} {
 		if err := fitsOffsets(c.what, c.n); err != nil {
 			return err
 		}
@@ -744,10 +725,10 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 		// index's as they are, not copied into fresh ones.
 		w := parts[0]
 		ix.vendors, ix.products = w.vendors, w.products
-		ix.vendorRecs, ix.productRecs, ix.vpBodies, ix.vpCVEs = w.vendorRecs, w.productRecs, w.bodies, w.cves
+		ix.vendorRecs, ix.productRecs, ix.vpCVEs = w.vendorRecs, w.productRecs, w.cves
 		productNames = w.productNames
 	} else {
-		ix.joinCopies(parts, vendors, products, nBodies, nCVEs, nProducts)
+		ix.joinCopies(parts, vendors, products, nCVEs, nProducts)
 		productNames = make([]string, 0, nProducts)
 		for _, w := range parts {
 			productNames = append(productNames, w.productNames...)
@@ -778,15 +759,17 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 		}
 	}
 	ix.affs = make([]productAff, nProducts)
+	ix.vendorBodies = make([]lazyBody, len(names))
+	ix.productBodies = make([]lazyBody, nProducts)
 	ix.counts.Vendors, ix.counts.Products = len(names), nProducts
 	ix.vendorSearch = newSearchText(names)
 	ix.productSearch = newSearchText(productNames)
 	return nil
 }
 
-// joinCopies copies the parts' summaries, bodies, CVE lists and records
-// one after the other into the index's, moving their offsets.
-func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nBodies, nCVEs, nProducts int) {
+// joinCopies copies the parts' summaries, CVE lists and records one after
+// the other into the index's, moving their offsets.
+func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nCVEs, nProducts int) {
 	ix.vendors, ix.products = joinPacked(vendors), joinPacked(products)
 	nVendors := 0
 	for _, w := range parts {
@@ -794,21 +777,19 @@ func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nBo
 	}
 	ix.vendorRecs = make([]vendorRec, 0, nVendors)
 	ix.productRecs = make([]productRec, 0, nProducts)
-	ix.vpBodies = make([]byte, 0, nBodies)
 	ix.vpCVEs = make([]int32, 0, nCVEs)
 	for _, w := range parts {
-		// Where the part's bodies, CVE lists and products go.
-		bodies, cves, products := uint32(len(ix.vpBodies)), uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
+		// Where the part's CVE lists and products go.
+		cves, products := uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
 		for _, v := range w.vendorRecs {
-			v.body, v.cves = v.body.moved(bodies), v.cves.moved(cves)
+			v.cves = v.cves.moved(cves)
 			v.prodLo, v.prodHi = v.prodLo+products, v.prodHi+products
 			ix.vendorRecs = append(ix.vendorRecs, v)
 		}
 		for _, p := range w.productRecs {
-			p.body, p.cves = p.body.moved(bodies), p.cves.moved(cves)
+			p.cves = p.cves.moved(cves)
 			ix.productRecs = append(ix.productRecs, p)
 		}
-		ix.vpBodies = append(ix.vpBodies, w.bodies...)
 		ix.vpCVEs = append(ix.vpCVEs, w.cves...)
 	}
 }

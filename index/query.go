@@ -181,11 +181,11 @@ func (ix *Index) Vendors() List { return List{pk: ix.vendors} }
 // Vendor returns the body of the vendor named name (exact match), or
 // ErrVendorNotFound.
 func (ix *Index) Vendor(name string) ([]byte, error) {
-	v, err := ix.vendor(name)
-	if err != nil {
-		return nil, err
+	i, ok := ix.vendorByName[name]
+	if !ok {
+		return nil, ErrVendorNotFound
 	}
-	return v.body.of(ix.vpBodies), nil
+	return ix.vendorBody(i), nil
 }
 
 func (ix *Index) vendor(name string) (*vendorRec, error) {
@@ -224,7 +224,7 @@ func (ix *Index) Product(vendorName, productName string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ix.productRecs[k].body.of(ix.vpBodies), nil
+	return ix.productBody(k), nil
 }
 
 // ProductCVEs lists the CVEs naming the vendor-and-product pair; it fails
