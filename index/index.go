@@ -445,10 +445,12 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32, details *Details) error
 		e := &in[k]
 		pos := int32(i)
 		key := cveKey(e.year, len(e.name)-len("CVE-yyyy-"), e.num)
-		if _, dup := ix.cveByName[key]; dup {
+		// One probe of the map, not a lookup and then an insert: a
+		// duplicate is a name that does not grow it.
+		ix.cveByName[key] = pos
+		if len(ix.cveByName) != i+1 {
 			return fmt.Errorf("%w: duplicate %s", ErrInvalid, e.name)
 		}
-		ix.cveByName[key] = pos
 		ix.cveBodies[i] = e.body
 		ix.cveSumEnd[i] = uint32(e.summaryEnd)
 		ix.updated[i], ix.published[i], ix.bandAt[i] = e.updated, e.published, e.band
