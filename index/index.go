@@ -441,6 +441,9 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32, details *Details) error
 	ix.cweOff = make([]int32, n+1)
 	ix.cweAt = make([]int32, 0, n)
 	ix.createdNotAfterUpdated = true
+	// The catalog positions of each "cwes" array, by its text: most CVEs
+	// cite one of a few hundred lists, each read once rather than per CVE.
+	cweLists := map[string][]int32{}
 	for i, k := range order {
 		e := &in[k]
 		pos := int32(i)
@@ -478,20 +481,36 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32, details *Details) error
 		if e.band != BandNone {
 			ix.bands[e.band] = append(ix.bands[e.band], pos)
 		}
-		cwes := stringIter{s: scanner{b: e.cwes}}
-		for cwes.next() {
-			if p, ok := ix.cweByName[string(cwes.val)]; ok && !lastIs(ix.cweCVEs[p], pos) {
-				ix.cweCVEs[p] = append(ix.cweCVEs[p], pos)
-				ix.cweAt = append(ix.cweAt, p)
+		at, ok := cweLists[view(e.cwes)]
+		if !ok {
+			var err error
+			if at, err = ix.cweList(e.cwes); err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrInvalid, e.name, err)
 			}
+			cweLists[view(e.cwes)] = at
 		}
+		for _, p := range at {
+			ix.cweCVEs[p] = append(ix.cweCVEs[p], pos)
+		}
+		ix.cweAt = append(ix.cweAt, at...)
 		ix.cweOff[i+1] = int32(len(ix.cweAt))
-		if cwes.err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrInvalid, e.name, cwes.err)
-		}
 	}
 	ix.counts.CVEs = n
 	return nil
+}
+
+// cweList returns the catalog positions of the CWEs a "cwes" array
+// names, each once, in the order they first appear; names not in the
+// catalog are left out.
+func (ix *Index) cweList(raw []byte) ([]int32, error) {
+	at := []int32{}
+	cwes := stringIter{s: scanner{b: raw}}
+	for cwes.next() {
+		if p, ok := ix.cweByName[string(cwes.val)]; ok && !slices.Contains(at, p) {
+			at = append(at, p)
+		}
+	}
+	return at, cwes.err
 }
 
 // gatherVendors gathers the vendors and products of the CVEs in[lo:hi],
