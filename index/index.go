@@ -102,11 +102,11 @@ type Index struct {
 	vendors       packed            // vendor summaries, name ascending
 	vendorRecs    []vendorRec       // same positions
 	vendorByName  map[string]uint32 // name -> position; keys are views into keys
-	vendorSearch  searchText
+	vendorSearch  *lazySearch       // made on the first search (see search.go)
 	products      packed            // product summaries
 	productRecs   []productRec      // same positions
 	productByName map[string]uint32 // productKey -> position; keys are views into keys
-	productSearch searchText        // over every product, same positions
+	productSearch *lazySearch       // over every product, same positions
 	affs          []productAff      // same positions
 	// vendorBodies and productBodies are the bodies, made on first
 	// request (see Vendor and Product), same positions as the records.
@@ -783,8 +783,20 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	ix.vendorBodies = make([]lazyBody, len(names))
 	ix.productBodies = make([]lazyBody, nProducts)
 	ix.counts.Vendors, ix.counts.Products = len(names), nProducts
-	ix.vendorSearch = newSearchText(names)
-	ix.productSearch = newSearchText(productNames)
+	ix.vendorSearch = &lazySearch{names: func() []string {
+		out := make([]string, len(ix.vendorRecs))
+		for i := range ix.vendorRecs {
+			out[i] = view(ix.vendorRecs[i].key.of(ix.keys))
+		}
+		return out
+	}}
+	ix.productSearch = &lazySearch{names: func() []string {
+		out := make([]string, len(ix.productRecs))
+		for k := range ix.productRecs {
+			_, out[k] = ix.productNames(uint32(k))
+		}
+		return out
+	}}
 	return nil
 }
 

@@ -200,3 +200,54 @@ func TestWarmMakesProductBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestLazySearchEqualsEager: the vendor and product searches, whose texts
+// are made on the first search, answer what texts made from every name
+// at load answer, also when the first searches come at once (run under
+// -race), and the load makes neither text.
+func TestLazySearchEqualsEager(t *testing.T) {
+	cves := vpCVEs(2000)
+	ix, err := Build(&Data{CVEs: cves}, Meta{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.vendorSearch.names == nil || ix.productSearch.names == nil {
+		t.Fatal("a search text was made at load")
+	}
+	vendors := listNames(t, ix.Vendors())
+	var products []string
+	for _, v := range vendors {
+		pl, err := ix.Products(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		products = append(products, listNames(t, pl)...)
+	}
+	eagerV, eagerP := newSearchText(vendors), newSearchText(products)
+	queries := []string{"a", "LINUX", "linux kernel", "_", " ", `"`, `\`, "ü", "ÉLAN", "widget", "entry", "nope", "<b>", "0"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*len(queries))
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range queries {
+				q := queries[(i+g)%len(queries)]
+				if got, want := ix.vendorSearch.get().find(q, 0, len(vendors)), eagerV.find(q, 0, len(vendors)); !slices.Equal(got, want) {
+					errs <- fmt.Errorf("vendors %q: %v, want %v", q, got, want)
+				}
+				for vi := range ix.vendorRecs {
+					lo, hi := int(ix.vendorRecs[vi].prodLo), int(ix.vendorRecs[vi].prodHi)
+					if got, want := ix.productSearch.get().find(q, lo, hi), eagerP.find(q, lo, hi); !slices.Equal(got, want) {
+						errs <- fmt.Errorf("products of %d %q: %v, want %v", vi, q, got, want)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
