@@ -373,22 +373,35 @@ type productAcc struct {
 	entries    bool // a CVE is listed through affected entries
 }
 
+// orderKey is what the list order compares of a CVE (see buildCVEs):
+// year and number in one word (a number has at most 9 digits), and the
+// CVE's place in the entries.
+type orderKey struct {
+	updated uint64
+	yearNum uint64
+	k       int32
+}
+
 func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	// Newest updated_at first; ties by year, then number, highest first.
-	order := make([]int32, len(in))
-	for i := range order {
-		order[i] = int32(i)
+	// The keys are sorted with the entries' numbers, 24 bytes each,
+	// rather than the numbers alone, each comparison then reading two
+	// entries of in at random (0.1 s at 400k CVEs on one core, mostly
+	// cache misses). Same comparisons, so the same order, ties included.
+	keys := make([]orderKey, len(in))
+	for i := range in {
+		keys[i] = orderKey{updated: in[i].updated, yearNum: uint64(in[i].year)<<32 | uint64(uint32(in[i].num)), k: int32(i)}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		x, y := &in[a], &in[b]
+	slices.SortFunc(keys, func(x, y orderKey) int {
 		if x.updated != y.updated {
 			return cmp.Compare(y.updated, x.updated)
 		}
-		if x.year != y.year {
-			return cmp.Compare(y.year, x.year)
-		}
-		return cmp.Compare(y.num, x.num)
+		return cmp.Compare(y.yearNum, x.yearNum)
 	})
+	order := make([]int32, len(in))
+	for i := range keys {
+		order[i] = keys[i].k
+	}
 
 	// The CVE-to-vendor relations are gathered in ranges of in, each on
 	// its own goroutine, while this one does the rest; then the ranges
