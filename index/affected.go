@@ -99,6 +99,7 @@ func (ix *Index) affected(k uint32, vendorName, productName string) *productAff 
 // so. It returns how many products it built. It is safe to call while
 // the index serves, on its own goroutine.
 func (ix *Index) WarmVersionTables(minCVEs int, stop func() bool) int {
+	ix.vendorsReady()
 	var todo []uint32
 	for k := range ix.productRecs {
 		if p := &ix.productRecs[k]; (p.vulnerable || p.entries) && int(p.cves.to-p.cves.from) >= minCVEs {

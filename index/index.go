@@ -97,6 +97,36 @@ type Index struct {
 	// first use (a pointer: WithArtifact's copy shares them).
 	orders *[SortRisk + 1]sortedOrder
 
+	// The vendor and product tables, made on first use (see
+	// vendorTables): a pointer, so that WithArtifact's copy shares them.
+	*vendorTables
+
+	reports    [][]byte // report summaries, newest first
+	reportByID map[string]*report
+	history    []histRec // NVD's change history of the reports (nvdhistory.go)
+
+	counts  Counts    // Vendors and Products are vendorTables'
+	readyAt time.Time // when BuildEntries finished
+
+	explain ExplainSources // see explain.go
+	nvd     *NVD           // NVD's records for its CVE API (nvdapi.go); nil: none
+}
+
+// vendorTables are an index's vendors and products. A load leaves them
+// to be made on their first use, or by serve's warm-up right after it
+// (see BuildEntriesDeferVendors): gathering the vendors and products of
+// every CPE and writing their lists was a fifth of a load on one core.
+// Every method that reads them calls vendorsReady first; the fields are
+// promoted into Index for the code that runs after it.
+type vendorTables struct {
+	once  sync.Once
+	build func() error // what makes them; nil once made
+	err   error        // build's error, or the counts not the expected ones
+	// want are the counts the snapshot's manifest gives, checked once
+	// the tables are made; zero: none given.
+	wantVendors, wantProducts int
+	nVendors, nProducts       int
+
 	// Vendors and products, packed (see packed.go). A vendor's products
 	// are consecutive in products, in name order.
 	vendors       packed            // vendor summaries, name ascending
@@ -114,16 +144,39 @@ type Index struct {
 	productBodies []lazyBody
 	vpCVEs        []int32 // vendor and product CVE lists
 	keys          []byte  // the maps' keys, back to back
+}
 
-	reports    [][]byte // report summaries, newest first
-	reportByID map[string]*report
-	history    []histRec // NVD's change history of the reports (nvdhistory.go)
+// vendorsReady makes the vendor and product tables if they are not made
+// yet, once; every reader of them calls it first.
+func (ix *Index) vendorsReady() {
+	t := ix.vendorTables
+	t.once.Do(func() {
+		if t.build == nil {
+			return
+		}
+		t.err = t.build()
+		t.build = nil
+		if t.err == nil && t.wantVendors+t.wantProducts > 0 && (t.nVendors != t.wantVendors || t.nProducts != t.wantProducts) {
+			t.err = fmt.Errorf("%w: %d vendors and %d products, the snapshot says %d and %d", ErrInvalid,
+				t.nVendors, t.nProducts, t.wantVendors, t.wantProducts)
+		}
+	})
+}
 
-	counts  Counts
-	readyAt time.Time // when BuildEntries finished
+// WarmVendors makes the vendor and product tables of an index loaded by
+// BuildEntriesDeferVendors now, if no request has yet, and returns what
+// went wrong making them: a build error, or counts that are not those
+// ExpectVendors gave. It is safe to call while the index serves.
+func (ix *Index) WarmVendors() error {
+	ix.vendorsReady()
+	return ix.vendorTables.err
+}
 
-	explain ExplainSources // see explain.go
-	nvd     *NVD           // NVD's records for its CVE API (nvdapi.go); nil: none
+// ExpectVendors gives the counts of vendors and products the tables of
+// an index built by BuildEntriesDeferVendors must have once made (see
+// WarmVendors). Call it before the index serves.
+func (ix *Index) ExpectVendors(vendors, products int) {
+	ix.vendorTables.wantVendors, ix.vendorTables.wantProducts = vendors, products
 }
 
 // Counts are the sizes of an Index, for logs and manifests.
@@ -219,7 +272,22 @@ func Build(d *Data, meta Meta) (*Index, error) {
 // the CWE catalog and the reports. The Index keeps the entries' bodies and
 // nothing else of them; it may reorder cves. It fails as Build does.
 func BuildEntries(cwes []CWE, cves []CVEEntry, details *Details, reports []Report, meta Meta) (*Index, error) {
-	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`, orders: new([SortRisk + 1]sortedOrder)}
+	ix, err := BuildEntriesDeferVendors(cwes, cves, details, reports, meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.WarmVendors(); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// BuildEntriesDeferVendors is BuildEntries leaving the vendor and product
+// tables to be made on their first use (or by WarmVendors), which keeps
+// the entries' CPEs until then: what a load for serving does. Their
+// errors are WarmVendors'.
+func BuildEntriesDeferVendors(cwes []CWE, cves []CVEEntry, details *Details, reports []Report, meta Meta) (*Index, error) {
+	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`, orders: new([SortRisk + 1]sortedOrder), vendorTables: &vendorTables{}}
 	if err := ix.buildCWEs(cwes); err != nil {
 		return nil, err
 	}
@@ -414,18 +482,7 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	for pos, k := range order {
 		rank[k] = int32(pos)
 	}
-	parts := max(1, runtime.GOMAXPROCS(0))
-	accs := make([]map[string]*vendorAcc, parts)
-	var wg sync.WaitGroup
-	for w := range accs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			accs[w] = gatherVendors(in, details, rank, len(in)*w/parts, len(in)*(w+1)/parts)
-		}()
-	}
 	err := ix.placeCVEs(in, order, details)
-	wg.Wait() // gatherVendors reads details in the order of in
 	details.permute(order)
 	ix.details = details
 	for p, r := range ix.details.cves {
@@ -437,7 +494,21 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	if err != nil {
 		return err
 	}
-	return ix.setVendors(joinVendors(accs), parts)
+	ix.vendorTables.build = func() error {
+		parts := max(1, runtime.GOMAXPROCS(0))
+		accs := make([]map[string]*vendorAcc, parts)
+		var wg sync.WaitGroup
+		for w := range accs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				accs[w] = gatherVendors(in, details, rank, len(in)*w/parts, len(in)*(w+1)/parts)
+			}()
+		}
+		wg.Wait()
+		return ix.setVendors(joinVendors(accs), parts)
+	}
+	return nil
 }
 
 // placeCVEs fills the CVE lists and the CWE and band relations; details
@@ -528,7 +599,7 @@ func (ix *Index) cweList(raw []byte) ([]int32, error) {
 
 // gatherVendors gathers the vendors and products of the CVEs in[lo:hi],
 // whose list positions are in rank: those of their CPEs, and for a CVE
-// without any, those of its entry keys (details, in the order of in).
+// without any, those of its entry keys (details, in list order).
 // Each CVE list it makes holds each position once, in no particular
 // order.
 func gatherVendors(in []CVEEntry, details *Details, rank []int32, lo, hi int) map[string]*vendorAcc {
@@ -573,7 +644,7 @@ func gatherVendors(in []CVEEntry, details *Details, rank []int32, lo, hi int) ma
 				p.vulnerable = true
 			}
 		}
-		if keys := details.cves[k].keys; keys != 0 && len(in[k].cpes) == 0 {
+		if keys := details.cves[pos].keys; keys != 0 && len(in[k].cpes) == 0 {
 			it := entryKeysIter{s: details.strs[keys]}
 			for it.next() {
 				if v == nil || it.vendor != lastV {
@@ -795,7 +866,7 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	ix.affs = make([]productAff, nProducts)
 	ix.vendorBodies = make([]lazyBody, len(names))
 	ix.productBodies = make([]lazyBody, nProducts)
-	ix.counts.Vendors, ix.counts.Products = len(names), nProducts
+	ix.nVendors, ix.nProducts = len(names), nProducts
 	ix.vendorSearch = &lazySearch{names: func() []string {
 		out := make([]string, len(ix.vendorRecs))
 		for i := range ix.vendorRecs {

@@ -116,6 +116,7 @@ func (ix *Index) SearchVendors(q string) List {
 	if q == "" {
 		return ix.Vendors()
 	}
+	ix.vendorsReady()
 	return List{pk: ix.vendors, ids: ix.vendorSearch.get().find(q, 0, len(ix.vendorRecs)), sub: true}
 }
 
