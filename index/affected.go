@@ -92,13 +92,14 @@ func (ix *Index) affected(k uint32, vendorName, productName string) *productAff 
 }
 
 // WarmVersionTables builds the tables that a product's first
-// ProductCVEsAt builds, for every product with at least minCVEs CVEs and
+// ProductCVEsAt builds, and its body (see Product), for every product with at least minCVEs CVEs and
 // some vulnerable CPE or some CVE listed through its entries, the products with the most CVEs first, so that no
 // query waits for them: at 400k CVEs the biggest product's take some
 // 60 ms. It checks stop between products and returns early once it says
 // so. It returns how many products it built. It is safe to call while
 // the index serves, on its own goroutine.
 func (ix *Index) WarmVersionTables(minCVEs int, stop func() bool) int {
+	ix.vendorsReady()
 	var todo []uint32
 	for k := range ix.productRecs {
 		if p := &ix.productRecs[k]; (p.vulnerable || p.entries) && int(p.cves.to-p.cves.from) >= minCVEs {
@@ -115,6 +116,7 @@ func (ix *Index) WarmVersionTables(minCVEs int, stop func() bool) int {
 		}
 		vendorName, productName := ix.productNames(k)
 		ix.affected(k, vendorName, productName)
+		ix.productBody(k) // made on first request too (see vpbodies.go)
 	}
 	return len(todo)
 }

@@ -97,30 +97,86 @@ type Index struct {
 	// first use (a pointer: WithArtifact's copy shares them).
 	orders *[SortRisk + 1]sortedOrder
 
-	// Vendors and products, packed (see packed.go). A vendor's products
-	// are consecutive in products, in name order.
-	vendors       packed            // vendor summaries, name ascending
-	vendorRecs    []vendorRec       // same positions
-	vendorByName  map[string]uint32 // name -> position; keys are views into keys
-	vendorSearch  searchText
-	products      packed            // product summaries
-	productRecs   []productRec      // same positions
-	productByName map[string]uint32 // productKey -> position; keys are views into keys
-	productSearch searchText        // over every product, same positions
-	affs          []productAff      // same positions
-	vpBodies      []byte            // vendor and product bodies
-	vpCVEs        []int32           // vendor and product CVE lists
-	keys          []byte            // the maps' keys, back to back
+	// The vendor and product tables, made on first use (see
+	// vendorTables): a pointer, so that WithArtifact's copy shares them.
+	*vendorTables
 
 	reports    [][]byte // report summaries, newest first
 	reportByID map[string]*report
 	history    []histRec // NVD's change history of the reports (nvdhistory.go)
 
-	counts  Counts
+	counts  Counts    // Vendors and Products are vendorTables'
 	readyAt time.Time // when BuildEntries finished
 
 	explain ExplainSources // see explain.go
 	nvd     *NVD           // NVD's records for its CVE API (nvdapi.go); nil: none
+}
+
+// vendorTables are an index's vendors and products. A load leaves them
+// to be made on their first use, or by serve's warm-up right after it
+// (see BuildEntriesDeferVendors): gathering the vendors and products of
+// every CPE and writing their lists was a fifth of a load on one core.
+// Every method that reads them calls vendorsReady first; the fields are
+// promoted into Index for the code that runs after it.
+type vendorTables struct {
+	once  sync.Once
+	build func() error // what makes them; nil once made
+	err   error        // build's error, or the counts not the expected ones
+	// want are the counts the snapshot's manifest gives, checked once
+	// the tables are made; zero: none given.
+	wantVendors, wantProducts int
+	nVendors, nProducts       int
+
+	// Vendors and products, packed (see packed.go). A vendor's products
+	// are consecutive in products, in name order.
+	vendors       packed            // vendor summaries, name ascending
+	vendorRecs    []vendorRec       // same positions
+	vendorByName  map[string]uint32 // name -> position; keys are views into keys
+	vendorSearch  *lazySearch       // made on the first search (see search.go)
+	products      packed            // product summaries
+	productRecs   []productRec      // same positions
+	productByName map[string]uint32 // productKey -> position; keys are views into keys
+	productSearch *lazySearch       // over every product, same positions
+	affs          []productAff      // same positions
+	// vendorBodies and productBodies are the bodies, made on first
+	// request (see Vendor and Product), same positions as the records.
+	vendorBodies  []lazyBody
+	productBodies []lazyBody
+	vpCVEs        []int32 // vendor and product CVE lists
+	keys          []byte  // the maps' keys, back to back
+}
+
+// vendorsReady makes the vendor and product tables if they are not made
+// yet, once; every reader of them calls it first.
+func (ix *Index) vendorsReady() {
+	t := ix.vendorTables
+	t.once.Do(func() {
+		if t.build == nil {
+			return
+		}
+		t.err = t.build()
+		t.build = nil
+		if t.err == nil && t.wantVendors+t.wantProducts > 0 && (t.nVendors != t.wantVendors || t.nProducts != t.wantProducts) {
+			t.err = fmt.Errorf("%w: %d vendors and %d products, the snapshot says %d and %d", ErrInvalid,
+				t.nVendors, t.nProducts, t.wantVendors, t.wantProducts)
+		}
+	})
+}
+
+// WarmVendors makes the vendor and product tables of an index loaded by
+// BuildEntriesDeferVendors now, if no request has yet, and returns what
+// went wrong making them: a build error, or counts that are not those
+// ExpectVendors gave. It is safe to call while the index serves.
+func (ix *Index) WarmVendors() error {
+	ix.vendorsReady()
+	return ix.vendorTables.err
+}
+
+// ExpectVendors gives the counts of vendors and products the tables of
+// an index built by BuildEntriesDeferVendors must have once made (see
+// WarmVendors). Call it before the index serves.
+func (ix *Index) ExpectVendors(vendors, products int) {
+	ix.vendorTables.wantVendors, ix.vendorTables.wantProducts = vendors, products
 }
 
 // Counts are the sizes of an Index, for logs and manifests.
@@ -134,14 +190,12 @@ type Counts struct {
 }
 
 type vendorRec struct {
-	body           run // in vpBodies: {"name","human_name","products"}
 	cves           run // in vpCVEs
 	key            run // in keys: its name, its key in vendorByName
 	prodLo, prodHi uint32
 }
 
 type productRec struct {
-	body       run  // in vpBodies: {"name","human_name","versions"}
 	cves       run  // in vpCVEs
 	key        run  // in keys: its key in productByName
 	vulnerable bool // some CPE of the product is: its affected may match
@@ -218,7 +272,22 @@ func Build(d *Data, meta Meta) (*Index, error) {
 // the CWE catalog and the reports. The Index keeps the entries' bodies and
 // nothing else of them; it may reorder cves. It fails as Build does.
 func BuildEntries(cwes []CWE, cves []CVEEntry, details *Details, reports []Report, meta Meta) (*Index, error) {
-	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`, orders: new([SortRisk + 1]sortedOrder)}
+	ix, err := BuildEntriesDeferVendors(cwes, cves, details, reports, meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.WarmVendors(); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// BuildEntriesDeferVendors is BuildEntries leaving the vendor and product
+// tables to be made on their first use (or by WarmVendors), which keeps
+// the entries' CPEs until then: what a load for serving does. Their
+// errors are WarmVendors'.
+func BuildEntriesDeferVendors(cwes []CWE, cves []CVEEntry, details *Details, reports []Report, meta Meta) (*Index, error) {
+	ix := &Index{meta: meta, etag: `"` + meta.ID + `"`, orders: new([SortRisk + 1]sortedOrder), vendorTables: &vendorTables{}}
 	if err := ix.buildCWEs(cwes); err != nil {
 		return nil, err
 	}
@@ -368,27 +437,39 @@ type vendorAcc struct {
 
 type productAcc struct {
 	cves       []int32
-	versions   []string // concrete version components, with repeats
-	vulnerable bool     // a CPE with a concrete version or "*" is
-	entries    bool     // a CVE is listed through affected entries
+	vulnerable bool // a CPE with a concrete version or "*" is
+	entries    bool // a CVE is listed through affected entries
+}
+
+// orderKey is what the list order compares of a CVE (see buildCVEs):
+// year and number in one word (a number has at most 9 digits), and the
+// CVE's place in the entries.
+type orderKey struct {
+	updated uint64
+	yearNum uint64
+	k       int32
 }
 
 func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	// Newest updated_at first; ties by year, then number, highest first.
-	order := make([]int32, len(in))
-	for i := range order {
-		order[i] = int32(i)
+	// The keys are sorted with the entries' numbers, 24 bytes each,
+	// rather than the numbers alone, each comparison then reading two
+	// entries of in at random (0.1 s at 400k CVEs on one core, mostly
+	// cache misses). Same comparisons, so the same order, ties included.
+	keys := make([]orderKey, len(in))
+	for i := range in {
+		keys[i] = orderKey{updated: in[i].updated, yearNum: uint64(in[i].year)<<32 | uint64(uint32(in[i].num)), k: int32(i)}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		x, y := &in[a], &in[b]
+	slices.SortFunc(keys, func(x, y orderKey) int {
 		if x.updated != y.updated {
 			return cmp.Compare(y.updated, x.updated)
 		}
-		if x.year != y.year {
-			return cmp.Compare(y.year, x.year)
-		}
-		return cmp.Compare(y.num, x.num)
+		return cmp.Compare(y.yearNum, x.yearNum)
 	})
+	order := make([]int32, len(in))
+	for i := range keys {
+		order[i] = keys[i].k
+	}
 
 	// The CVE-to-vendor relations are gathered in ranges of in, each on
 	// its own goroutine, while this one does the rest; then the ranges
@@ -401,18 +482,7 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	for pos, k := range order {
 		rank[k] = int32(pos)
 	}
-	parts := max(1, runtime.GOMAXPROCS(0))
-	accs := make([]map[string]*vendorAcc, parts)
-	var wg sync.WaitGroup
-	for w := range accs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			accs[w] = gatherVendors(in, details, rank, len(in)*w/parts, len(in)*(w+1)/parts)
-		}()
-	}
 	err := ix.placeCVEs(in, order, details)
-	wg.Wait() // gatherVendors reads details in the order of in
 	details.permute(order)
 	ix.details = details
 	for p, r := range ix.details.cves {
@@ -424,7 +494,21 @@ func (ix *Index) buildCVEs(in []CVEEntry, details *Details) error {
 	if err != nil {
 		return err
 	}
-	return ix.setVendors(joinVendors(accs), parts)
+	ix.vendorTables.build = func() error {
+		parts := max(1, runtime.GOMAXPROCS(0))
+		accs := make([]map[string]*vendorAcc, parts)
+		var wg sync.WaitGroup
+		for w := range accs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				accs[w] = gatherVendors(in, details, rank, len(in)*w/parts, len(in)*(w+1)/parts)
+			}()
+		}
+		wg.Wait()
+		return ix.setVendors(joinVendors(accs), parts)
+	}
+	return nil
 }
 
 // placeCVEs fills the CVE lists and the CWE and band relations; details
@@ -441,14 +525,19 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32, details *Details) error
 	ix.cweOff = make([]int32, n+1)
 	ix.cweAt = make([]int32, 0, n)
 	ix.createdNotAfterUpdated = true
+	// The catalog positions of each "cwes" array, by its text: most CVEs
+	// cite one of a few hundred lists, each read once rather than per CVE.
+	cweLists := map[string][]int32{}
 	for i, k := range order {
 		e := &in[k]
 		pos := int32(i)
 		key := cveKey(e.year, len(e.name)-len("CVE-yyyy-"), e.num)
-		if _, dup := ix.cveByName[key]; dup {
+		// One probe of the map, not a lookup and then an insert: a
+		// duplicate is a name that does not grow it.
+		ix.cveByName[key] = pos
+		if len(ix.cveByName) != i+1 {
 			return fmt.Errorf("%w: duplicate %s", ErrInvalid, e.name)
 		}
-		ix.cveByName[key] = pos
 		ix.cveBodies[i] = e.body
 		ix.cveSumEnd[i] = uint32(e.summaryEnd)
 		ix.updated[i], ix.published[i], ix.bandAt[i] = e.updated, e.published, e.band
@@ -476,25 +565,41 @@ func (ix *Index) placeCVEs(in []CVEEntry, order []int32, details *Details) error
 		if e.band != BandNone {
 			ix.bands[e.band] = append(ix.bands[e.band], pos)
 		}
-		cwes := stringIter{s: scanner{b: e.cwes}}
-		for cwes.next() {
-			if p, ok := ix.cweByName[string(cwes.val)]; ok && !lastIs(ix.cweCVEs[p], pos) {
-				ix.cweCVEs[p] = append(ix.cweCVEs[p], pos)
-				ix.cweAt = append(ix.cweAt, p)
+		at, ok := cweLists[view(e.cwes)]
+		if !ok {
+			var err error
+			if at, err = ix.cweList(e.cwes); err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrInvalid, e.name, err)
 			}
+			cweLists[view(e.cwes)] = at
 		}
+		for _, p := range at {
+			ix.cweCVEs[p] = append(ix.cweCVEs[p], pos)
+		}
+		ix.cweAt = append(ix.cweAt, at...)
 		ix.cweOff[i+1] = int32(len(ix.cweAt))
-		if cwes.err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrInvalid, e.name, cwes.err)
-		}
 	}
 	ix.counts.CVEs = n
 	return nil
 }
 
+// cweList returns the catalog positions of the CWEs a "cwes" array
+// names, each once, in the order they first appear; names not in the
+// catalog are left out.
+func (ix *Index) cweList(raw []byte) ([]int32, error) {
+	at := []int32{}
+	cwes := stringIter{s: scanner{b: raw}}
+	for cwes.next() {
+		if p, ok := ix.cweByName[string(cwes.val)]; ok && !slices.Contains(at, p) {
+			at = append(at, p)
+		}
+	}
+	return at, cwes.err
+}
+
 // gatherVendors gathers the vendors and products of the CVEs in[lo:hi],
 // whose list positions are in rank: those of their CPEs, and for a CVE
-// without any, those of its entry keys (details, in the order of in).
+// without any, those of its entry keys (details, in list order).
 // Each CVE list it makes holds each position once, in no particular
 // order.
 func gatherVendors(in []CVEEntry, details *Details, rank []int32, lo, hi int) map[string]*vendorAcc {
@@ -535,14 +640,11 @@ func gatherVendors(in []CVEEntry, details *Details, rank []int32, lo, hi int) ma
 			if !lastIs(p.cves, pos) {
 				p.cves = append(p.cves, pos)
 			}
-			if IsName(r.version) {
-				p.versions = append(p.versions, r.version)
-				p.vulnerable = p.vulnerable || r.vulnerable
-			} else if r.vulnerable && r.version == "*" {
+			if r.vulnerable && (r.version == "*" || IsName(r.version)) {
 				p.vulnerable = true
 			}
 		}
-		if keys := details.cves[k].keys; keys != 0 && len(in[k].cpes) == 0 {
+		if keys := details.cves[pos].keys; keys != 0 && len(in[k].cpes) == 0 {
 			it := entryKeysIter{s: details.strs[keys]}
 			for it.next() {
 				if v == nil || it.vendor != lastV {
@@ -591,7 +693,6 @@ func joinVendors(accs []map[string]*vendorAcc) map[string]*vendorAcc {
 					continue
 				}
 				pb.cves = append(pb.cves, pa.cves...)
-				pb.versions = append(pb.versions, pa.versions...)
 				pb.vulnerable = pb.vulnerable || pa.vulnerable
 				pb.entries = pb.entries || pa.entries
 			}
@@ -607,45 +708,37 @@ type vendorPart struct {
 	vendors, products packed
 	vendorRecs        []vendorRec
 	productRecs       []productRec
-	bodies            []byte
 	cves              []int32
 	productNames      []string
 }
 
 // encodeVendors encodes the vendors named names, in this order, and their
-// products, each vendor's in name order. A first pass sorts the lists
-// and counts the bytes, so that the second writes into slices made at
-// their size: grown by append, they were copied over and over into fresh
-// memory (0.2 s of a 400k load on one core).
+// products, each vendor's in name order: their summaries, CVE lists and
+// records, not their bodies, which their first request makes (see
+// Vendor and Product): sorting each product's versions in version order
+// and writing the bodies was a fifth of a load on one core, for bodies
+// few are ever asked. A first pass sorts the lists and counts the bytes,
+// so that the second writes into slices made at their size: grown by
+// append, they were copied over and over into fresh memory.
 func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 	w := &vendorPart{}
 	pnamesOf := make([][]string, len(names))
-	var nBodies, nSums, nPSums, nCVEs, nProducts int
+	var nSums, nPSums, nCVEs, nProducts int
 	for i, name := range names {
 		a := acc[name]
 		pnames := sortedKeys(a.products)
 		pnamesOf[i] = pnames
 		slices.Sort(a.cves) // in list order
 		nSums += summarySize(name, nil)
-		nBodies += summarySize(name, pnames)
 		nCVEs += len(a.cves)
 		nProducts += len(pnames)
 		for _, pname := range pnames {
 			pa := a.products[pname]
-			// The distinct version components, by bytes first (the cheaper
-			// comparison, for the many repeats), then in version order.
-			versions := pa.versions
-			slices.Sort(versions)
-			versions = slices.Compact(versions)
-			slices.SortFunc(versions, versionOrder)
-			pa.versions = orEmpty(versions)
 			slices.Sort(pa.cves)
 			nPSums += summarySize(pname, nil)
-			nBodies += summarySize(pname, pa.versions)
 			nCVEs += len(pa.cves)
 		}
 	}
-	w.bodies = make([]byte, 0, nBodies)
 	w.cves = make([]int32, 0, nCVEs)
 	w.vendors = packed{text: make([]byte, 0, nSums), offs: make([]uint32, 1, len(names)+1)}
 	w.products = packed{text: make([]byte, 0, nPSums), offs: make([]uint32, 1, nProducts+1)}
@@ -656,20 +749,14 @@ func encodeVendors(names []string, acc map[string]*vendorAcc) *vendorPart {
 		a := acc[name]
 		pnames := pnamesOf[i]
 		w.vendors.addWith(func(dst []byte) []byte { return appendNameSummary(dst, name, "", nil) })
-		from := uint32(len(w.bodies))
-		w.bodies = appendNameSummary(w.bodies, name, "products", pnames)
 		v := vendorRec{
-			body:   run{from, uint32(len(w.bodies))},
 			cves:   appendRun(&w.cves, a.cves),
 			prodLo: uint32(len(w.productRecs)),
 		}
 		for _, pname := range pnames {
 			pa := a.products[pname]
 			w.products.addWith(func(dst []byte) []byte { return appendNameSummary(dst, pname, "", nil) })
-			from := uint32(len(w.bodies))
-			w.bodies = appendNameSummary(w.bodies, pname, "versions", pa.versions)
 			w.productRecs = append(w.productRecs, productRec{
-				body:       run{from, uint32(len(w.bodies))},
 				cves:       appendRun(&w.cves, pa.cves),
 				vulnerable: pa.vulnerable,
 				entries:    pa.entries,
@@ -715,11 +802,10 @@ func (ix *Index) setVendors(acc map[string]*vendorAcc, parts int) error {
 
 // joinParts puts the parts, in order, into the index.
 func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
-	var nBodies, nCVEs, nProducts, nKeys int
+	var nCVEs, nProducts, nKeys int
 	vendors := make([]packed, len(parts))
 	products := make([]packed, len(parts))
 	for i, w := range parts {
-		nBodies += len(w.bodies)
 		nCVEs += len(w.cves)
 		nProducts += len(w.productRecs)
 		vendors[i], products[i] = w.vendors, w.products
@@ -733,7 +819,7 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 	for _, c := range []struct {
 		what string
 		n    int
-	}{{"vendor and product bodies", nBodies}, {"vendor and product CVE lists", nCVEs}, {"names", nKeys}} {
+	}{{"vendor and product CVE lists", nCVEs}, {"names", nKeys}} {
 		if err := fitsOffsets(c.what, c.n); err != nil {
 			return err
 		}
@@ -744,10 +830,10 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 		// index's as they are, not copied into fresh ones.
 		w := parts[0]
 		ix.vendors, ix.products = w.vendors, w.products
-		ix.vendorRecs, ix.productRecs, ix.vpBodies, ix.vpCVEs = w.vendorRecs, w.productRecs, w.bodies, w.cves
+		ix.vendorRecs, ix.productRecs, ix.vpCVEs = w.vendorRecs, w.productRecs, w.cves
 		productNames = w.productNames
 	} else {
-		ix.joinCopies(parts, vendors, products, nBodies, nCVEs, nProducts)
+		ix.joinCopies(parts, vendors, products, nCVEs, nProducts)
 		productNames = make([]string, 0, nProducts)
 		for _, w := range parts {
 			productNames = append(productNames, w.productNames...)
@@ -778,15 +864,29 @@ func (ix *Index) joinParts(names []string, parts []*vendorPart) error {
 		}
 	}
 	ix.affs = make([]productAff, nProducts)
-	ix.counts.Vendors, ix.counts.Products = len(names), nProducts
-	ix.vendorSearch = newSearchText(names)
-	ix.productSearch = newSearchText(productNames)
+	ix.vendorBodies = make([]lazyBody, len(names))
+	ix.productBodies = make([]lazyBody, nProducts)
+	ix.nVendors, ix.nProducts = len(names), nProducts
+	ix.vendorSearch = &lazySearch{names: func() []string {
+		out := make([]string, len(ix.vendorRecs))
+		for i := range ix.vendorRecs {
+			out[i] = view(ix.vendorRecs[i].key.of(ix.keys))
+		}
+		return out
+	}}
+	ix.productSearch = &lazySearch{names: func() []string {
+		out := make([]string, len(ix.productRecs))
+		for k := range ix.productRecs {
+			_, out[k] = ix.productNames(uint32(k))
+		}
+		return out
+	}}
 	return nil
 }
 
-// joinCopies copies the parts' summaries, bodies, CVE lists and records
-// one after the other into the index's, moving their offsets.
-func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nBodies, nCVEs, nProducts int) {
+// joinCopies copies the parts' summaries, CVE lists and records one after
+// the other into the index's, moving their offsets.
+func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nCVEs, nProducts int) {
 	ix.vendors, ix.products = joinPacked(vendors), joinPacked(products)
 	nVendors := 0
 	for _, w := range parts {
@@ -794,21 +894,19 @@ func (ix *Index) joinCopies(parts []*vendorPart, vendors, products []packed, nBo
 	}
 	ix.vendorRecs = make([]vendorRec, 0, nVendors)
 	ix.productRecs = make([]productRec, 0, nProducts)
-	ix.vpBodies = make([]byte, 0, nBodies)
 	ix.vpCVEs = make([]int32, 0, nCVEs)
 	for _, w := range parts {
-		// Where the part's bodies, CVE lists and products go.
-		bodies, cves, products := uint32(len(ix.vpBodies)), uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
+		// Where the part's CVE lists and products go.
+		cves, products := uint32(len(ix.vpCVEs)), uint32(len(ix.productRecs))
 		for _, v := range w.vendorRecs {
-			v.body, v.cves = v.body.moved(bodies), v.cves.moved(cves)
+			v.cves = v.cves.moved(cves)
 			v.prodLo, v.prodHi = v.prodLo+products, v.prodHi+products
 			ix.vendorRecs = append(ix.vendorRecs, v)
 		}
 		for _, p := range w.productRecs {
-			p.body, p.cves = p.body.moved(bodies), p.cves.moved(cves)
+			p.cves = p.cves.moved(cves)
 			ix.productRecs = append(ix.productRecs, p)
 		}
-		ix.vpBodies = append(ix.vpBodies, w.bodies...)
 		ix.vpCVEs = append(ix.vpCVEs, w.cves...)
 	}
 }

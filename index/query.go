@@ -112,8 +112,25 @@ func (ix *Index) Meta() Meta { return ix.meta }
 // ETag is the entity tag of every response built from this Index, quoted.
 func (ix *Index) ETag() string { return ix.etag }
 
-// Counts returns the number of records of each kind.
-func (ix *Index) Counts() Counts { return ix.counts }
+// CountsDeferred are Counts without the vendors and products (0), so
+// without making the tables of an index built by
+// BuildEntriesDeferVendors.
+func (ix *Index) CountsDeferred() Counts { return ix.counts }
+
+// WithoutVendors is c with Vendors and Products 0.
+func (c Counts) WithoutVendors() Counts {
+	c.Vendors, c.Products = 0, 0
+	return c
+}
+
+// Counts returns the number of records of each kind (making the vendor
+// and product tables if they are not made yet).
+func (ix *Index) Counts() Counts {
+	ix.vendorsReady()
+	c := ix.counts
+	c.Vendors, c.Products = ix.nVendors, ix.nProducts
+	return c
+}
 
 // CWEs lists every CWE, by number ascending.
 func (ix *Index) CWEs() List { return direct(ix.cwes) }
@@ -176,19 +193,24 @@ func (ix *Index) cvePos(name string) (int32, bool) {
 }
 
 // Vendors lists every vendor, by name.
-func (ix *Index) Vendors() List { return List{pk: ix.vendors} }
+func (ix *Index) Vendors() List {
+	ix.vendorsReady()
+	return List{pk: ix.vendors}
+}
 
 // Vendor returns the body of the vendor named name (exact match), or
 // ErrVendorNotFound.
 func (ix *Index) Vendor(name string) ([]byte, error) {
-	v, err := ix.vendor(name)
-	if err != nil {
-		return nil, err
+	ix.vendorsReady()
+	i, ok := ix.vendorByName[name]
+	if !ok {
+		return nil, ErrVendorNotFound
 	}
-	return v.body.of(ix.vpBodies), nil
+	return ix.vendorBody(i), nil
 }
 
 func (ix *Index) vendor(name string) (*vendorRec, error) {
+	ix.vendorsReady()
 	i, ok := ix.vendorByName[name]
 	if !ok {
 		return nil, ErrVendorNotFound
@@ -224,7 +246,7 @@ func (ix *Index) Product(vendorName, productName string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ix.productRecs[k].body.of(ix.vpBodies), nil
+	return ix.productBody(k), nil
 }
 
 // ProductCVEs lists the CVEs naming the vendor-and-product pair; it fails
@@ -240,6 +262,7 @@ func (ix *Index) ProductCVEs(vendorName, productName string) (CVEList, error) {
 // product is the position of the vendor's product in productRecs; it
 // fails as Product does.
 func (ix *Index) product(vendorName, productName string) (uint32, error) {
+	ix.vendorsReady()
 	v, ok := ix.vendorByName[vendorName]
 	if !ok {
 		return 0, ErrVendorNotFound

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // searchText finds the items of a name-ordered list (vendors, or one
@@ -16,6 +17,24 @@ import (
 type searchText struct {
 	text []byte
 	ends []int32 // ends[i]: the text offset just past item i
+}
+
+// lazySearch is a searchText made on its first use, from the names names
+// returns, rather than at load: few snapshots are ever searched, and
+// making the vendors' and products' took 0.05 s of a 400k load on one
+// core.
+type lazySearch struct {
+	once  sync.Once
+	st    searchText
+	names func() []string
+}
+
+func (l *lazySearch) get() *searchText {
+	l.once.Do(func() {
+		l.st = newSearchText(l.names())
+		l.names = nil
+	})
+	return &l.st
 }
 
 func newSearchText(names []string) searchText {
@@ -97,7 +116,8 @@ func (ix *Index) SearchVendors(q string) List {
 	if q == "" {
 		return ix.Vendors()
 	}
-	return List{pk: ix.vendors, ids: ix.vendorSearch.find(q, 0, len(ix.vendorRecs)), sub: true}
+	ix.vendorsReady()
+	return List{pk: ix.vendors, ids: ix.vendorSearch.get().find(q, 0, len(ix.vendorRecs)), sub: true}
 }
 
 // SearchProducts lists the vendor's products whose name or human_name
@@ -111,7 +131,7 @@ func (ix *Index) SearchProducts(vendorName, q string) (List, error) {
 	lo, hi := int(v.prodLo), int(v.prodHi)
 	l := List{pk: ix.products.slice(lo, hi)}
 	if q != "" {
-		l.ids, l.sub = ix.productSearch.find(q, lo, hi), true
+		l.ids, l.sub = ix.productSearch.get().find(q, lo, hi), true
 	}
 	return l, nil
 }

@@ -52,7 +52,7 @@ type Status struct {
 
 // Status returns the snapshot's identity, provenance, counts and gaps.
 func (ix *Index) Status() Status {
-	st := Status{Meta: ix.meta, Counts: ix.counts, NoCPE: ix.noCPE, NoCVSS: ix.noCVSS, EntryKeyed: ix.entryKeyed}
+	st := Status{Meta: ix.meta, Counts: ix.Counts(), NoCPE: ix.noCPE, NoCVSS: ix.noCVSS, EntryKeyed: ix.entryKeyed}
 	if len(ix.updated) > 0 {
 		st.NewestUpdate = formatTimeKey(ix.updated[0])
 	}

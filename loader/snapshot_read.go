@@ -73,7 +73,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if nvdErr != nil {
 		return nil, Manifest{}, nvdErr
 	}
-	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports, epss)
+	ix, err := buildIndex(dir, m, id, start, cwes, entries, details, reports, epss, true)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -82,16 +82,31 @@ func Load(dir string) (*index.Index, Manifest, error) {
 }
 
 // buildIndex builds a snapshot's index and checks its counts against the
-// manifest's.
-func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report, epss *EPSS) (*index.Index, error) {
+// manifest's. deferVendors (a load for serving) leaves the vendor and
+// product tables to their first use or serve's warm-up (see
+// index.BuildEntriesDeferVendors: a fifth of a load on one core), which
+// check their counts against the manifest's then (index.WarmVendors);
+// the other counts are checked here.
+func buildIndex(dir string, m Manifest, id string, start time.Time, cwes []index.CWE, entries []index.CVEEntry, details *index.Details, reports []index.Report, epss *EPSS, deferVendors bool) (*index.Index, error) {
 	meta := index.Meta{ID: id, BuiltAt: m.BuiltAt, Format: m.Version, LoadStarted: start, InputDates: m.inputDates(), EPSS: epss.source()}
 	meta.Artifact, _ = ReadArtifact(dir)
 	for _, in := range m.Inputs {
 		meta.Inputs = append(meta.Inputs, index.Input{Name: in.Name, Size: in.Size, SHA256: in.SHA256})
 	}
-	ix, err := index.BuildEntries(cwes, entries, details, reports, meta)
+	build := index.BuildEntries
+	if deferVendors {
+		build = index.BuildEntriesDeferVendors
+	}
+	ix, err := build(cwes, entries, details, reports, meta)
 	if err != nil {
 		return nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	if deferVendors {
+		ix.ExpectVendors(m.Counts.Vendors, m.Counts.Products)
+		if got, want := ix.CountsDeferred(), m.Counts; got != want.WithoutVendors() {
+			return nil, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v (vendors and products not counted yet)", dir, want, got)
+		}
+		return ix, nil
 	}
 	if got, want := ix.Counts(), m.Counts; got != want {
 		return nil, fmt.Errorf("loader: snapshot %s: manifest counts %+v, data holds %+v", dir, want, got)
@@ -129,7 +144,7 @@ func Validate(dir string) (Manifest, error) {
 	if err := s.details.Check(); err != nil {
 		return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileDetails, err)
 	}
-	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports, s.epss); err != nil {
+	if _, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports, s.epss, false); err != nil {
 		return Manifest{}, err
 	}
 	for _, key := range sortedKeys(s.Manifest.dataFiles()) {

@@ -54,14 +54,22 @@ func gcPercent(live, headroom uint64) int {
 // smaller product's first query costs a fraction of a millisecond.
 const warmMinCVEs = 50
 
-// warm builds the ?version= tables of ix's biggest products on a
-// goroutine of its own (see index.WarmVersionTables), so that no query
-// waits for them, until ix is replaced or serve closes.
+// warm makes ix's vendor and product tables, which the load leaves to
+// it, then builds the ?version= tables of ix's biggest products (see
+// index.WarmVersionTables), on a goroutine of its own, so that few
+// queries wait for them, until ix is replaced or serve closes.
 func (m *Main) warm(ix *index.Index) {
 	m.warming.Add(1)
 	go func() {
 		defer m.warming.Done()
 		start := time.Now()
+		// The vendor and product tables first: the load leaves them to
+		// this (see index.BuildEntriesDeferVendors), and a request for
+		// them that comes before waits for them.
+		if err := ix.WarmVendors(); err != nil {
+			m.Log.Error("snapshot's vendor and product tables", "dir", m.Snapshot, "id", ix.Meta().ID, "err", err)
+		}
+		m.Log.Debug("vendor and product tables made", "duration", time.Since(start).Round(time.Millisecond))
 		n := ix.WarmVersionTables(warmMinCVEs, func() bool { return m.closed.Load() || m.cur.Load() != ix })
 		m.Log.Debug("version tables built", "products", n, "min_cves", warmMinCVEs, "duration", time.Since(start).Round(time.Millisecond))
 		if n > 0 && !m.closed.Load() && m.cur.Load() == ix {
