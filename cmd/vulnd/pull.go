@@ -265,7 +265,7 @@ func (p *puller) loadInstall(tmp string) (string, error) {
 	// buffers), give its memory back at once, as SIGHUP does.
 	defer m.settleMemory()
 	start := time.Now()
-	ix, man, err := loader.Load(tmp)
+	ix, man, err := m.loadForServing(tmp)
 	took := time.Since(start)
 	m.metrics.reloaded(err, took)
 	if err != nil {

@@ -394,7 +394,7 @@ func (m *Main) reload() (swapped bool, err error) {
 		}
 	}
 	start := time.Now()
-	ix, man, err := loader.Load(m.Snapshot)
+	ix, man, err := m.loadForServing(m.Snapshot)
 	took := time.Since(start)
 	if m.OnReload != nil {
 		defer func() { m.OnReload(err) }()
@@ -413,6 +413,23 @@ func (m *Main) reload() (swapped bool, err error) {
 	m.watchStale(ix)
 	m.warm(ix)
 	return true, nil
+}
+
+// loadForServing loads the snapshot in dir to serve it. While another
+// snapshot serves, the new one's vendor and product tables, which a load
+// leaves for later (see index.BuildEntriesDeferVendors), are made before
+// it takes the served one's place: no request waits for them after a
+// reload, and tables whose counts are not the manifest's fail the load,
+// so the served snapshot stays. A first load serves at once and leaves
+// them to the warm-up (see warm), which logs such an error.
+func (m *Main) loadForServing(dir string) (*index.Index, loader.Manifest, error) {
+	ix, man, err := loader.Load(dir)
+	if err == nil && m.cur.Load() != nil {
+		if err = ix.WarmVendors(); err != nil {
+			return nil, loader.Manifest{}, fmt.Errorf("loader: %s: %w", dir, err)
+		}
+	}
+	return ix, man, err
 }
 
 // pulledAs is ix as served: with the artifact its directory's

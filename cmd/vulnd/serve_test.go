@@ -399,3 +399,51 @@ func TestReloadUnchanged(t *testing.T) {
 		t.Fatalf("reload of a new snapshot: swapped %v, err %v", swapped, err)
 	}
 }
+
+// TestReloadMakesVendorsBeforeSwap: a load leaves the vendor and product
+// tables for later, but a reload makes them before the new snapshot
+// takes the served one's place: a snapshot whose manifest gives other
+// counts than its tables hold is refused and the served one stays (it
+// would be served, and the error only logged, if the tables were made
+// after the swap), and a good one then serves.
+func TestReloadMakesVendorsBeforeSwap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "current")
+	version(t, dir, "v0", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	var logs syncBuffer
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := m.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	first := m.cur.Load()
+
+	version(t, dir, "v1", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
+	p := filepath.Join(dir, loader.ManifestName)
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man map[string]any
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	man["counts"].(map[string]any)["vendors"] = 2 // it has one, "v"
+	if raw, err = json.Marshal(man); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	swapped, err := m.reload()
+	if err == nil || swapped || m.cur.Load() != first {
+		t.Fatalf("reload of a snapshot counting 2 vendors for 1: swapped %v, err %v, same index %v", swapped, err, m.cur.Load() == first)
+	}
+	if !strings.Contains(err.Error(), "1 vendors and 1 products, the snapshot says 2 and 1") {
+		t.Errorf("error %q does not say which counts differ", err)
+	}
+
+	version(t, dir, "v2", time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
+	if swapped, err := m.reload(); err != nil || !swapped || m.cur.Load() == first {
+		t.Fatalf("reload of a good snapshot: swapped %v, err %v", swapped, err)
+	}
+}
