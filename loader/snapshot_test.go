@@ -187,7 +187,8 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		{"missing details file", func(_ *testing.T, d string) { os.Remove(filepath.Join(d, fileDetails)) }, "details.txt.zst: open", false, ""},
 		{"details flipped byte", edit(fileDetails, func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }), fileDetails + ": chunk 1: sha256", false, ""},
 		{"strings flipped byte", edit(fileStrings, func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }), fileStrings + ": chunk 1: sha256", false, ""},
-		{"ids flipped byte", edit(fileIDs, func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }), fileIDs + ": chunk 1: sha256", false, ""},
+		// ids.jsonl.zst has a chunk per table (cpe, cvss, ref, next): its middle byte is in the second.
+		{"ids flipped byte", edit(fileIDs, func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }), fileIDs + ": chunk 2: sha256", false, ""},
 		{"metrics flipped byte", edit(fileMetrics, func(b []byte) []byte { b[len(b)/2] ^= 0x01; return b }), fileMetrics + ": chunk 1: sha256", false, ""},
 		{"not a manifest", edit(ManifestName, func([]byte) []byte { return []byte("{}") }), `format "" is not "vulnd-snapshot"`, false, ""},
 		{"manifest not JSON", edit(ManifestName, func(b []byte) []byte { return b[:len(b)/2] }), "manifest.json", false, ""},
