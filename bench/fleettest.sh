@@ -9,12 +9,13 @@
 #   sums and sends only the chunks the registry lacks) runs once,
 #   the replicas start empty with serve -pull and fill themselves, then
 #   wrk sends traffic through nginx while:
-#     1. the site moves to the next day's feeds and the cycle runs again:
-#        every replica must serve the new snapshot within one poll
-#        interval plus its load; the time from the site changing to the
-#        last replica serving it is the freshness figure, by stage, with
-#        the bytes publish sent and each replica fetched (the chunks it
-#        did not hold) and copied from its own disk;
+#     1. the site changes and the cycle runs again, twice: two hours
+#        later (the modified and recent feeds change) and on a new day
+#        (every feed): every replica must serve the new snapshot within
+#        one poll interval plus its load; the time from the site changing
+#        to the last replica serving it is the freshness figure, by stage,
+#        with the bytes publish sent and each replica fetched (the chunks
+#        it did not hold) and copied from its own disk;
 #     2. a corrupt artifact is tagged latest: every replica must count it
 #        (vulnd_pull_total{outcome="invalid"}) and keep serving;
 #     3. the registry stops: every replica must count it
@@ -232,42 +233,77 @@ wrk -t1 -c16 -d600s --timeout 5s -s bench/soak.lua "http://127.0.0.1:$LB_PORT" -
 WRK_PID=$!
 sleep 2
 
-# ---- 1. a new day: fetch -> build -> publish -> pull -> load ----------------
+# ---- 1. refreshes: fetch -> build -> publish -> pull -> load -----------------
 
-say "cycle 2: the site moves to the next day's feeds"
-t=$(now_ms)
-"$WORK/bin/feedsite" -from "$WORK/synth/next" -to "$WORK/site" -time 2026-11-23T06:00:00Z >&2
-T_SITE=$(($(now_ms) - t))
-# The clock starts once the new feeds are on the site, as NVD's appear:
-# writing them is this test's work, not the pipeline's.
-T0=$(now_ms)
-cycle day2
-ID2=$NEW_ID
-[[ $ID2 != "$ID1" ]] || die "the second cycle made the same snapshot $ID1"
-T_PUB_END=$(now_ms)
-declare -A SEEN=()
-limit_ms=$((EVERY_S * 1000 + 60000))
-while ((${#SEEN[@]} < FT_REPLICAS)); do
-	for ((i = 1; i <= FT_REPLICAS; i++)); do
-		[[ -n ${SEEN[$i]:-} ]] && continue
-		[[ $(snapshot_of "${API[$i]}") == "$ID2" ]] && SEEN[$i]=$(($(now_ms) - T_PUB_END))
+# refresh WHAT TAG CHANGE: CHANGE (a command) changes the site and the
+# cycle runs again; every replica must serve the new snapshot within one
+# poll interval plus its load. Sets ID2 and adds WHAT's figures to
+# REPORT: the time from the site changing to the last replica serving
+# the snapshot, by stage, and the bytes publish sent and each replica
+# fetched (the chunks it did not hold) and copied from its own disk.
+FAILS=() REPORT=()
+refresh() {
+	local what=$1 tag=$2 change=$3 t i
+	say "$what"
+	t=$(now_ms)
+	$change
+	local t_site=$(($(now_ms) - t))
+	# The clock starts once the new feeds are on the site, as NVD's
+	# appear: writing them is this test's work, not the pipeline's.
+	local t0
+	t0=$(now_ms)
+	local before=$ID2
+	cycle "$tag"
+	ID2=$NEW_ID
+	[[ $ID2 != "$before" ]] || die "$what: the cycle made the same snapshot $before"
+	local t_pub_end
+	t_pub_end=$(now_ms)
+	local -A seen=()
+	local limit_ms=$((EVERY_S * 1000 + 60000))
+	while ((${#seen[@]} < FT_REPLICAS)); do
+		for ((i = 1; i <= FT_REPLICAS; i++)); do
+			[[ -n ${seen[$i]:-} ]] && continue
+			[[ $(snapshot_of "${API[$i]}") == "$ID2" ]] && seen[$i]=$(($(now_ms) - t_pub_end))
+		done
+		(($(now_ms) - t_pub_end < limit_ms)) || die "$what: not every replica serves $ID2 within $((limit_ms / 1000)) s of the publish (${!seen[*]} do)"
+		sleep 0.05
 	done
-	(($(now_ms) - T_PUB_END < limit_ms)) || die "not every replica serves $ID2 within $((limit_ms / 1000)) s of the publish (${!SEEN[*]} do)"
-	sleep 0.05
-done
-T_ALL=$(($(now_ms) - T0))
-PULLS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${SEEN[$i]}"; done | sort -n | paste -sd' ')
-LOADS=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
-# What each replica's pull of the second snapshot fetched from the
-# registry and copied from its own disk, in bytes.
-MOVED=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'pulled a new snapshot' "$WORK/r$i.log" | tail -n 1 |
-	sed -n 's/.*fetched_blobs=\([0-9]*\) fetched_bytes=\([0-9]*\) reused_blobs=\([0-9]*\) reused_bytes=\([0-9]*\).*/fetched \1 blobs (\2 B), reused \3 (\4 B)/p'; done | paste -sd';' | sed 's/;/; /g')
-say "  snapshot $ID2 on every replica $T_ALL ms after the site changed"
-FAILS=()
-for ((i = 1; i <= FT_REPLICAS; i++)); do
-	((SEEN[$i] <= EVERY_S * 1000 + 30000)) || FAILS+=("replica $i took ${SEEN[$i]} ms after the publish, over one interval (${FT_EVERY}) plus 30 s")
-done
-deadline
+	local t_all=$(($(now_ms) - t0)) pulls loads moved
+	pulls=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${seen[$i]}"; done | sort -n | paste -sd' ')
+	loads=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
+	# What each replica's pull fetched from the registry and copied
+	# from its own disk, in bytes.
+	moved=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'pulled a new snapshot' "$WORK/r$i.log" | tail -n 1 |
+		sed -n 's/.*fetched_blobs=\([0-9]*\) fetched_bytes=\([0-9]*\) reused_blobs=\([0-9]*\) reused_bytes=\([0-9]*\).*/fetched \1 blobs (\2 B), reused \3 (\4 B)/p'; done | paste -sd';' | sed 's/;/; /g')
+	say "  snapshot $ID2 on every replica $t_all ms after the site changed"
+	for ((i = 1; i <= FT_REPLICAS; i++)); do
+		((seen[$i] <= EVERY_S * 1000 + 30000)) || FAILS+=("$what: replica $i took ${seen[$i]} ms after the publish, over one interval (${FT_EVERY}) plus 30 s")
+	done
+	REPORT+=("$what"
+		"  freshness: $t_all ms from the new feeds being on the site to every replica serving the snapshot made of them (writing the site took $t_site ms more)"
+		"  fetch $T_FETCH ms; build $T_BUILD ms; publish (check sums and push) $T_PUBLISH ms; publish to each replica serving: $pulls (ms; each replica's load: $loads)"
+		"  bytes: publish $SENT; each replica: $moved")
+	deadline
+}
+
+# The next day's site, laid out beside the served one before any clock
+# starts.
+"$WORK/bin/feedsite" -from "$WORK/synth/next" -to "$WORK/site-next" -time 2026-11-23T06:00:00Z >&2
+# Two hours later: NVD's modified and recent feeds change (here: to the
+# next day's), the yearly ones do not. Each file is copied beside its
+# place and renamed, as feedsite writes them.
+two_hours() {
+	local f
+	for f in "$WORK"/site-next/nvdcve-2.0-{modified,recent}.*; do
+		cp "$f" "$WORK/site/.${f##*/}.part" && mv "$WORK/site/.${f##*/}.part" "$WORK/site/${f##*/}"
+	done
+}
+# A new day: every yearly feed is written again too (the modified and
+# recent ones are already the next day's, so they keep their files).
+new_day() { "$WORK/bin/feedsite" -from "$WORK/synth/next" -to "$WORK/site" -time 2026-11-23T06:00:00Z >&2; }
+ID2=$ID1
+refresh "cycle 2: two hours later, the modified and recent feeds change" twohours two_hours
+refresh "cycle 3: the site moves to the next day's feeds" day2 new_day
 
 # expect_counted OUTCOME WHAT WHEN: every replica counts a poll ending
 # OUTCOME within one interval plus 30 s, and still serves the second day's
@@ -333,9 +369,7 @@ done)
 
 echo
 echo "fleet-test: $FT_CVES CVEs, $FT_REPLICAS replicas (-pull-every $FT_EVERY) behind nginx, distribution registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "freshness: $T_ALL ms from the new feeds being on the site to every replica serving the snapshot made of them (writing the site took $T_SITE ms more)"
-echo "  fetch $T_FETCH ms; build $T_BUILD ms; publish (check sums and push) $T_PUBLISH ms; publish to each replica serving: $PULLS (ms; each replica's load: $LOADS)"
-echo "bytes: publish $SENT; each replica: $MOVED"
+printf '%s\n' "${REPORT[@]}"
 echo "traffic: $req requests through nginx, non-2xx $non2xx, socket errors $sock, nginx 5xx $s5xx; p99 $(wrkv p99_ms "$W") ms"
 echo "pulls: $counts"
 if ((${#FAILS[@]} > 0)); then
