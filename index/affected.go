@@ -121,13 +121,12 @@ func (ix *Index) WarmVersionTables(minCVEs int, stop func() bool) int {
 	return len(todo)
 }
 
-// vulnerableCPEs reads the CPEs of the CVEs at positions cves again from
-// their bodies, as gatherVendors saw them at load, and returns those that
-// are vulnerable and name vendorName and productName: the ones with a
-// concrete version, and those with version "*".
-func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (vs []versionAt, stars starAcc) {
+// eachCPE reads the CPEs of the CVEs at positions cves again from their
+// bodies (the members after the summary, cpes among them) and calls f
+// with each CVE's position and the iterator at each of its CPEs; with
+// noUpdate, the iterator skips the update part.
+func (ix *Index) eachCPE(cves []int32, noUpdate bool, f func(pos int32, it *cpeIter)) {
 	for _, pos := range cves {
-		// The members after the summary, cpes among them.
 		s := scanner{b: ix.cveBodies[pos], i: int(ix.cveSumEnd[pos])}
 		for s.eat(',') {
 			key, ok := s.key()
@@ -140,21 +139,31 @@ func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (v
 				}
 				continue
 			}
-			it := cpeIter{s: s}
+			it := cpeIter{s: s, noUpdate: noUpdate}
 			for it.next() {
-				if !it.vulnerable || string(it.vendor) != vendorName || string(it.product) != productName {
-					continue
-				}
-				b := cpeBounds{view(it.bounds[0]), view(it.bounds[1]), view(it.bounds[2]), view(it.bounds[3]), it.update}
-				if v := view(it.version); IsName(v) {
-					vs = appendVersionAt(vs, v, &b, it.anyUpdate, pos)
-				} else if v == "*" {
-					stars.add(&b, pos)
-				}
+				f(pos, &it)
 			}
 			break
 		}
 	}
+}
+
+// vulnerableCPEs reads the CPEs of the CVEs at positions cves again from
+// their bodies, as gatherVendors saw them at load, and returns those that
+// are vulnerable and name vendorName and productName: the ones with a
+// concrete version, and those with version "*".
+func (ix *Index) vulnerableCPEs(cves []int32, vendorName, productName string) (vs []versionAt, stars starAcc) {
+	ix.eachCPE(cves, false, func(pos int32, it *cpeIter) {
+		if !it.vulnerable || string(it.vendor) != vendorName || string(it.product) != productName {
+			return
+		}
+		b := cpeBounds{view(it.bounds[0]), view(it.bounds[1]), view(it.bounds[2]), view(it.bounds[3]), it.update}
+		if v := view(it.version); IsName(v) {
+			vs = appendVersionAt(vs, v, &b, it.anyUpdate, pos)
+		} else if v == "*" {
+			stars.add(&b, pos)
+		}
+	})
 	return vs, stars
 }
 

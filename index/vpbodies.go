@@ -69,28 +69,10 @@ func (ix *Index) productBody(k uint32) []byte {
 // or copies of values with JSON escapes.
 func (ix *Index) productVersions(cves []int32, vendorName, productName string) []string {
 	var versions []string
-	for _, pos := range cves {
-		// The members after the summary, cpes among them.
-		s := scanner{b: ix.cveBodies[pos], i: int(ix.cveSumEnd[pos])}
-		for s.eat(',') {
-			key, ok := s.key()
-			if !ok {
-				break
-			}
-			if string(key) != "cpes" {
-				if !s.value(0) {
-					break
-				}
-				continue
-			}
-			it := cpeIter{s: s, noUpdate: true}
-			for it.next() {
-				if v := view(it.version); IsName(v) && string(it.vendor) == vendorName && string(it.product) == productName {
-					versions = append(versions, v)
-				}
-			}
-			break
+	ix.eachCPE(cves, true, func(_ int32, it *cpeIter) {
+		if v := view(it.version); IsName(v) && string(it.vendor) == vendorName && string(it.product) == productName {
+			versions = append(versions, v)
 		}
-	}
+	})
 	return versions
 }
