@@ -374,15 +374,23 @@ func freePort(t *testing.T) string {
 
 // TestReloadUnchanged: a SIGHUP that finds the snapshot served (same
 // manifest) does not load it again; a changed one is loaded.
-func TestReloadUnchanged(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "current")
-	version(t, dir, "v0", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	var logs syncBuffer
-	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&logs, nil))}
+// openMain opens a server of the snapshot in dir on free loopback ports,
+// logging to the buffer it returns, and closes it when t ends.
+func openMain(t *testing.T, dir string) (*Main, *syncBuffer) {
+	t.Helper()
+	logs := new(syncBuffer)
+	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(logs, nil))}
 	if err := m.Open(); err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
+	return m, logs
+}
+
+func TestReloadUnchanged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "current")
+	version(t, dir, "v0", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	m, logs := openMain(t, dir)
 	first := m.cur.Load()
 	swapped, err := m.reload()
 	if err != nil || swapped || m.cur.Load() != first {
@@ -409,12 +417,7 @@ func TestReloadUnchanged(t *testing.T) {
 func TestReloadMakesVendorsBeforeSwap(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "current")
 	version(t, dir, "v0", time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
-	var logs syncBuffer
-	m := &Main{Snapshot: dir, Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&logs, nil))}
-	if err := m.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, _ := openMain(t, dir)
 	first := m.cur.Load()
 
 	version(t, dir, "v1", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
