@@ -65,15 +65,15 @@ func mustDecoder(t *testing.T) *zstd.Decoder {
 // vendorAnswers are every vendor and product answer of ix, in one text:
 // the vendor list, each vendor's body, CVE list, product list and a
 // search of its products, each product's body and CVE list, a vendor
-// search, and the counts.
-func vendorAnswers(t *testing.T, ix *index.Index) string {
-	t.Helper()
+// search, and the counts; or the first error (it may run on any
+// goroutine, so it does not fail the test itself).
+func vendorAnswers(ix *index.Index) (string, error) {
 	var b bytes.Buffer
 	b.Write(ix.Vendors().AppendAll(nil))
 	b.Write(ix.SearchVendors("a").AppendAll(nil))
 	var vendors []struct{ Name string }
 	if err := json.Unmarshal(ix.Vendors().AppendAll(nil), &vendors); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for _, v := range vendors {
 		body, err := ix.Vendor(v.Name)
@@ -82,27 +82,27 @@ func vendorAnswers(t *testing.T, ix *index.Index) string {
 		products, err3 := ix.Products(v.Name)
 		found, err4 := ix.SearchProducts(v.Name, "o")
 		if err != nil || err2 != nil || err3 != nil || err4 != nil {
-			t.Fatalf("vendor %q: %v %v %v %v", v.Name, err, err2, err3, err4)
+			return "", fmt.Errorf("vendor %q: %v %v %v %v", v.Name, err, err2, err3, err4)
 		}
 		b.Write(cves.AppendAll(nil))
 		b.Write(products.AppendAll(nil))
 		b.Write(found.AppendAll(nil))
 		var ps []struct{ Name string }
 		if err := json.Unmarshal(products.AppendAll(nil), &ps); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		for _, p := range ps {
 			body, err := ix.Product(v.Name, p.Name)
 			cves, err2 := ix.ProductCVEs(v.Name, p.Name)
 			if err != nil || err2 != nil {
-				t.Fatalf("product %q %q: %v %v", v.Name, p.Name, err, err2)
+				return "", fmt.Errorf("product %q %q: %v %v", v.Name, p.Name, err, err2)
 			}
 			b.Write(body)
 			b.Write(cves.AppendAll(nil))
 		}
 	}
 	fmt.Fprintf(&b, "%+v", ix.Counts())
-	return b.String()
+	return b.String(), nil
 }
 
 // TestLoadDeferredVendorsEqualRead: the demo snapshot served by Load,
@@ -125,7 +125,10 @@ func TestLoadDeferredVendorsEqualRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := vendorAnswers(t, eager)
+	want, err := vendorAnswers(eager)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if eager.Counts().Products == 0 {
 		t.Fatal("the demo snapshot has no products: it no longer tests this")
 	}
@@ -140,16 +143,19 @@ func TestLoadDeferredVendorsEqualRead(t *testing.T) {
 			}
 		}
 		var wg sync.WaitGroup
-		got := make([]string, 6)
+		got, errs := make([]string, 6), make([]error, 6)
 		for g := range got {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got[g] = vendorAnswers(t, ix)
+				got[g], errs[g] = vendorAnswers(ix)
 			}()
 		}
 		wg.Wait()
 		for g := range got {
+			if errs[g] != nil {
+				t.Fatalf("round %d, goroutine %d: %v", round, g, errs[g])
+			}
 			if got[g] != want {
 				t.Fatalf("round %d, goroutine %d: the answers differ from the eager index's", round, g)
 			}
