@@ -253,6 +253,9 @@ refresh() {
 	local t0
 	t0=$(now_ms)
 	local before=$ID2
+	# Each replica's pulls so far: its report of this one comes after.
+	local -A pulled=()
+	for ((i = 1; i <= FT_REPLICAS; i++)); do pulled[$i]=$(grep -c 'pulled a new snapshot' "$WORK/r$i.log" || true); done
 	cycle "$tag"
 	ID2=$NEW_ID
 	[[ $ID2 != "$before" ]] || die "$what: the cycle made the same snapshot $before"
@@ -272,7 +275,14 @@ refresh() {
 	pulls=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${seen[$i]}"; done | sort -n | paste -sd' ')
 	loads=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
 	# What each replica's pull fetched from the registry and copied
-	# from its own disk, in bytes.
+	# from its own disk, in bytes, from the line it logs once it serves
+	# the snapshot (wait for it: /status may answer first).
+	for ((i = 1; i <= FT_REPLICAS; i++)); do
+		for ((k = 0; k < 100; k++)); do
+			(($(grep -c 'pulled a new snapshot' "$WORK/r$i.log" || true) > pulled[$i])) && break
+			sleep 0.05
+		done
+	done
 	moved=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'pulled a new snapshot' "$WORK/r$i.log" | tail -n 1 |
 		sed -n 's/.*fetched_blobs=\([0-9]*\) fetched_bytes=\([0-9]*\) reused_blobs=\([0-9]*\) reused_bytes=\([0-9]*\).*/fetched \1 blobs (\2 B), reused \3 (\4 B)/p'; done | paste -sd';' | sed 's/;/; /g')
 	say "  snapshot $ID2 on every replica $t_all ms after the site changed"
