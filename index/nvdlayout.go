@@ -63,13 +63,28 @@ var ErrNVDLayout = errors.New("index: bad NVD layout")
 // Lines is the number of lines of the layout file.
 func (l *NVDLayout) Lines() int { return 1 + len(l.Blocks) }
 
-// Dead is the number of lines of the blocks that hold no record.
-func (l *NVDLayout) Dead() int {
+// StoredLines is the number of lines of the blocks: nvd.zst's, records
+// and dead lines.
+func (l *NVDLayout) StoredLines() int {
 	n := 0
 	for _, b := range l.Blocks {
 		n += b.Records
 	}
-	return n - len(l.Places)
+	return n
+}
+
+// Dead is the number of lines of the blocks that hold no record.
+func (l *NVDLayout) Dead() int { return l.StoredLines() - len(l.Places) }
+
+// Owners are the records (their positions in the order served) at the
+// lines of the blocks, in the order of nvd.zst, -1 at a dead line. The
+// layout must be checked (as ParseNVDLayout's is).
+func (l *NVDLayout) Owners() []int32 {
+	out := make([]int32, 0, l.StoredLines())
+	for _, o := range l.owners {
+		out = append(out, o...)
+	}
+	return out
 }
 
 // check checks the layout holds each of its records once, each at a
@@ -81,13 +96,12 @@ func (l *NVDLayout) check() error {
 	if len(l.Places) > math.MaxInt32 || len(l.Blocks) > math.MaxInt32 {
 		return fmt.Errorf("%w: %d records in %d blocks", ErrNVDLayout, len(l.Places), len(l.Blocks))
 	}
-	lines := 0
 	for b, blk := range l.Blocks {
 		if blk.Size <= 0 || blk.Size > math.MaxInt32 || blk.Records <= 0 || blk.Records > 1<<16-1 {
 			return fmt.Errorf("%w: block %d: bad size or line count", ErrNVDLayout, b+1)
 		}
-		lines += blk.Records
 	}
+	lines := l.StoredLines()
 	if lines < len(l.Places) {
 		return fmt.Errorf("%w: %d lines for %d records", ErrNVDLayout, lines, len(l.Places))
 	}

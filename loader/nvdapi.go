@@ -372,11 +372,7 @@ func readNVDLayout(dir string, m Manifest, dec *zstd.Decoder) (*index.NVDLayout,
 	if err != nil {
 		return nil, err
 	}
-	lines := 0
-	for _, b := range lay.Blocks {
-		lines += b.Records
-	}
-	if nvd := m.Files[keyNVD]; lines != nvd.Records {
+	if nvd, lines := m.Files[keyNVD], lay.StoredLines(); lines != nvd.Records {
 		return nil, fmt.Errorf("blocks of %d lines, %s has %d", lines, nvd.Name, nvd.Records)
 	}
 	return lay, nil
@@ -481,24 +477,17 @@ func validateNVD(dir string, m Manifest, dec *zstd.Decoder) error {
 	}
 	// The record of each line of nvd.zst (-1: a dead line, which must
 	// still be a record).
-	owner := make([]int32, m.Files[keyNVD].Records)
-	for i := range owner {
-		owner[i] = int32(i)
-	}
+	var owner []int32
 	if m.Version >= 9 {
 		lay, err := readNVDLayout(dir, m, dec)
 		if err != nil {
 			return fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileNVDLayout, err)
 		}
-		starts := make([]int, len(lay.Blocks)) // each block's first line
-		for b := 1; b < len(starts); b++ {
-			starts[b] = starts[b-1] + lay.Blocks[b-1].Records
-		}
+		owner = lay.Owners()
+	} else {
+		owner = make([]int32, m.Files[keyNVD].Records)
 		for i := range owner {
-			owner[i] = -1
-		}
-		for i, p := range lay.Places {
-			owner[starts[p.Block]+int(p.Slot)] = int32(i)
+			owner[i] = int32(i)
 		}
 	}
 	ids := make([]string, n.Len())

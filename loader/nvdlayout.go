@@ -50,10 +50,6 @@ func planOverlay(prev *index.NVDLayout, kept []int) bool {
 	if prev == nil || len(prev.Blocks) == 0 || len(kept) == 0 {
 		return false
 	}
-	lines := 0
-	for _, b := range prev.Blocks {
-		lines += b.Records
-	}
 	outside := 0 // records outside the base
 	k := 0       // records kept
 	for _, j := range kept {
@@ -70,7 +66,7 @@ func planOverlay(prev *index.NVDLayout, kept []int) bool {
 	if k == 0 {
 		return false
 	}
-	dead := lines - k
+	dead := prev.StoredLines() - k
 	return (dead+outside)*100 <= nvdCompactShare*len(kept)
 }
 
