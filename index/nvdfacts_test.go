@@ -48,9 +48,8 @@ func randomNVDRecords(n int) []NVDRecord {
 	return recs
 }
 
-// storedNVD packs recs and returns the store NewNVD makes of them, their
-// stored facts and the blocks' frames.
-func storedNVD(t *testing.T, recs []NVDRecord) (*NVD, *NVDStored, []byte) {
+// packNVDT packs recs with PackNVD and an encoder of its own.
+func packNVDT(t testing.TB, recs []NVDRecord) *PackedNVD {
 	t.Helper()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -61,6 +60,14 @@ func storedNVD(t *testing.T, recs []NVDRecord) (*NVD, *NVDStored, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// storedNVD packs recs and returns the store NewNVD makes of them, their
+// stored facts and the blocks' frames.
+func storedNVD(t *testing.T, recs []NVDRecord) (*NVD, *NVDStored, []byte) {
+	t.Helper()
+	p := packNVDT(t, recs)
 	data := bytes.Join(p.Frames, nil)
 	want, err := NewNVD(data, p.Blocks, p.Facts)
 	if err != nil {
@@ -296,15 +303,7 @@ func TestNVDLoaderAllocs(t *testing.T) {
 func TestNVDStoredFactsStoreTheSame(t *testing.T) {
 	recs := randomNVDRecords(1000)
 	n, s, _ := storedNVD(t, recs)
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	p, err := PackNVD(recs, enc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := packNVDT(t, recs)
 	lossy, first := 0, 0
 	back := make([]NVDFacts, n.Len())
 	for i := range back {

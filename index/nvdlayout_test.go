@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // overlaidNVD lays recs out over base as a build with a previous
@@ -18,15 +16,7 @@ import (
 // them. It returns the store, and the layout with its frames.
 func overlaidNVD(t testing.TB, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte) {
 	t.Helper()
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	bp, err := PackNVD(base, enc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := packNVDT(t, base)
 	was := map[string]int{} // base's records by name: position
 	for i, f := range bp.Facts {
 		was[f.ID] = i
@@ -35,10 +25,7 @@ func overlaidNVD(t testing.TB, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte
 	for _, r := range base {
 		raw[r.Facts.ID] = r.Raw
 	}
-	all, err := PackNVD(recs, enc) // for the order served
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := packNVDT(t, recs) // for the order served
 	byID := map[string]NVDRecord{}
 	for _, r := range recs {
 		byID[r.Facts.ID] = r
@@ -54,10 +41,7 @@ func overlaidNVD(t testing.TB, base, recs []NVDRecord) (*NVD, *NVDLayout, []byte
 		}
 		delta, deltaAt = append(delta, byID[f.ID]), append(deltaAt, k)
 	}
-	dp, err := PackNVD(delta, enc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dp := packNVDT(t, delta)
 	lay.Blocks = append(append([]NVDBlock(nil), bp.Blocks...), dp.Blocks...)
 	for d, p := range CompactNVDLayout(dp.Blocks).Places {
 		lay.Places[deltaAt[d]] = NVDPlace{Block: int32(len(bp.Blocks)) + p.Block, Slot: p.Slot}

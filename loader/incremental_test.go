@@ -51,22 +51,25 @@ func buildLogged(t *testing.T, opt BuildOptions) []string {
 	return log
 }
 
+// dirNames are the names in dir, in name order.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
 // sameSnapshots fails unless the snapshot directories a and b hold the
 // same files, byte for byte.
 func sameSnapshots(t *testing.T, a, b string) {
 	t.Helper()
-	names := func(dir string) []string {
-		es, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range es {
-			out = append(out, e.Name())
-		}
-		return out
-	}
-	na, nb := names(a), names(b)
+	na, nb := dirNames(t, a), dirNames(t, b)
 	if !slices.Equal(na, nb) {
 		t.Fatalf("%s holds %v, %s holds %v", a, na, b, nb)
 	}

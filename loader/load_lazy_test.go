@@ -24,18 +24,7 @@ func TestLoadLazyTextsEqualRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, bodies, err := read(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := decodeEntries(dir, s.Manifest.Files[keyCVEs], mustDecoder(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eager, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports, s.epss, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, bodies, eager := readWhole(t, dir)
 	withEntries := 0
 	for i := range s.Data.CVEs {
 		name := s.Data.CVEs[i].Name
@@ -51,6 +40,26 @@ func TestLoadLazyTextsEqualRead(t *testing.T) {
 	if withEntries == 0 || len(bodies) != len(s.Data.CVEs) {
 		t.Fatalf("%d CVEs with affected entries of %d: the demo snapshot no longer tests this", withEntries, len(s.Data.CVEs))
 	}
+}
+
+// readWhole reads the snapshot in dir whole, as validate does (every
+// text made at once), and returns it, its CVE bodies and the index built
+// from it with every table made at once.
+func readWhole(t *testing.T, dir string) (*Snapshot, [][]byte, *index.Index) {
+	t.Helper()
+	s, bodies, err := read(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := decodeEntries(dir, s.Manifest.Files[keyCVEs], mustDecoder(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports, s.epss, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, bodies, ix
 }
 
 func mustDecoder(t *testing.T) *zstd.Decoder {
@@ -113,18 +122,7 @@ func vendorAnswers(ix *index.Index) (string, error) {
 // they are made.
 func TestLoadDeferredVendorsEqualRead(t *testing.T) {
 	const dir = "../snapshots/demo"
-	s, _, err := read(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := decodeEntries(dir, s.Manifest.Files[keyCVEs], mustDecoder(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eager, err := buildIndex(dir, s.Manifest, s.ID, time.Time{}, s.Data.CWEs, entries, s.details, s.Data.Reports, s.epss, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, eager := readWhole(t, dir)
 	want, err := vendorAnswers(eager)
 	if err != nil {
 		t.Fatal(err)

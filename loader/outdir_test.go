@@ -298,14 +298,7 @@ func refuseCase(t *testing.T, setup func(*testing.T, string) BuildOptions, force
 // else.
 func assertSnapshotOnly(t *testing.T, dir string) {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.Name())
-	}
+	got := dirNames(t, dir)
 	want := []string{fileCVEs, fileCWEs, fileIDs, ManifestName, fileMetrics, fileReports, fileDetails, fileStrings, fileNVD, fileNVDFacts, fileNVDStrings, fileNVDFrom, fileNVDLayout}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, got); diff != "" {
