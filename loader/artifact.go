@@ -94,6 +94,12 @@ func ParseManifest(raw []byte) (Manifest, error) {
 	return parseManifest(raw, false)
 }
 
+// ReadManifest reads and checks the manifest of the snapshot in dir, as
+// ParseManifest does, and gives the snapshot's id.
+func ReadManifest(dir string) (Manifest, string, error) {
+	return readManifest(dir, false)
+}
+
 // VerifySums checks the snapshot in dir by its checksums alone: its
 // manifest as Load reads it, and each data file's size, every chunk's
 // SHA-256 and the whole file's, without decoding a byte. It tells that the

@@ -255,6 +255,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	ids.fresh = opt.Previous == ""
 	ids.cold = cold
 	var reports []index.Report
+	refreshOf := "" // the previous snapshot's id, once the guard held
 	if opt.Previous != "" {
 		if prev == nil {
 			if prev, err = Read(opt.Previous); err != nil {
@@ -267,6 +268,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
 			}
+			refreshOf = prev.ID
 		}
 	}
 	if err := ids.assign(cves); err != nil {
@@ -312,7 +314,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, true)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, true)
 	if err != nil {
 		return m, err
 	}

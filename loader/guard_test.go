@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,7 +107,48 @@ func TestRefreshGuard(t *testing.T) {
 			if m.Counts.CVEs != tc.cves {
 				t.Errorf("with Force: %d CVEs, want %d", m.Counts.CVEs, tc.cves)
 			}
+			// The guard did not hold: nothing for publish to trust.
+			if m.RefreshOf != "" {
+				t.Errorf("with Force: refresh_of %q, want none", m.RefreshOf)
+			}
 		})
+	}
+}
+
+// TestRefreshOfRecordsTheGuard: a build with -previous whose refresh guard
+// held names the previous snapshot in its manifest's refresh_of (what
+// publish then trusts for a tag naming it); a build without -previous
+// names none. The manifest read back says the same.
+func TestRefreshOfRecordsTheGuard(t *testing.T) {
+	cwe := sharedPath(t, "cwe/cwec_v4.15.xml.zip")
+	sample := sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz")
+	before := sharedPath(t, "nvd/changes/before.json.gz")
+	after := sharedPath(t, "nvd/changes/after.json.gz")
+	dir := t.TempDir()
+	prev, next := filepath.Join(dir, "prev"), filepath.Join(dir, "next")
+	m, err := Build(BuildOptions{CWECatalog: cwe, Feeds: []string{sample, before}, Out: prev, Time: time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RefreshOf != "" {
+		t.Errorf("a build without -previous: refresh_of %q, want none", m.RefreshOf)
+	}
+	prevID, err := ID(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = Build(BuildOptions{CWECatalog: cwe, Feeds: []string{sample, after}, Out: next, Previous: prev, Time: time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	if m.RefreshOf != prevID {
+		t.Errorf("refresh_of %q, want the previous snapshot's id %q", m.RefreshOf, prevID)
+	}
+	read, _, err := ReadManifest(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.RefreshOf != prevID {
+		t.Errorf("refresh_of read back %q, want %q", read.RefreshOf, prevID)
 	}
 }
 
@@ -151,4 +193,31 @@ func hasStamp(list []Stamp, s Stamp) bool {
 		}
 	}
 	return false
+}
+
+// TestRefreshOfRefusedWhenNoID: a manifest's refresh_of that is not a
+// snapshot id (24 lowercase hex digits) is refused in one line, as every
+// other malformed manifest field is; a well-formed one loads.
+func TestRefreshOfRefusedWhenNoID(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "snap")
+	smallSnapshot(t, dir, out)
+	for _, tc := range []struct{ refreshOf, want string }{
+		{"0123456789abcdef01234567", ""},
+		{"0123456789ABCDEF01234567", `manifest.json: refresh_of "0123456789ABCDEF01234567" is not a snapshot id (24 lowercase hex digits)`},
+		{"0123456789abcdef0123456", `manifest.json: refresh_of "0123456789abcdef0123456" is not a snapshot id (24 lowercase hex digits)`},
+		{"../../etc/passwd", `manifest.json: refresh_of "../../etc/passwd" is not a snapshot id (24 lowercase hex digits)`},
+	} {
+		var m map[string]any
+		readManifestJSON(t, out, &m)
+		m["refresh_of"] = tc.refreshOf
+		writeManifestJSON(t, out, m)
+		_, man, err := Load(out)
+		switch {
+		case tc.want == "" && (err != nil || man.RefreshOf != tc.refreshOf):
+			t.Errorf("%q: %v, refresh_of %q", tc.refreshOf, err, man.RefreshOf)
+		case tc.want != "" && (err == nil || !strings.HasSuffix(err.Error(), tc.want)):
+			t.Errorf("%q: error %v, want one ending %s", tc.refreshOf, err, tc.want)
+		}
+	}
 }

@@ -168,6 +168,12 @@ type Manifest struct {
 	// EPSS describes the snapshot's EPSS scores (files["epss"]); nil
 	// when it has none.
 	EPSS *EPSSInfo `json:"epss,omitempty"`
+	// RefreshOf is the id of the snapshot this one was built from with
+	// -previous when the build's refresh guard held against it (a build
+	// without -force); "" otherwise. publish takes it as that guard's
+	// verdict for a tag naming that snapshot, rather than reading both
+	// snapshots' CVEs again to compare them.
+	RefreshOf string `json:"refresh_of,omitempty"`
 }
 
 // EPSSInfo is the manifest's "epss": the EPSS file the scores came from
@@ -367,6 +373,9 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 				return m, fmt.Errorf("newest.%s %q is not a timestamp", d.key, *d.at)
 			}
 		}
+	}
+	if m.RefreshOf != "" && IDFromSum(m.RefreshOf+strings.Repeat("0", 40)) != m.RefreshOf {
+		return m, fmt.Errorf("refresh_of %q is not a snapshot id (24 lowercase hex digits)", m.RefreshOf)
 	}
 	if m.EPSS != nil {
 		if m.Version < epssVersion {

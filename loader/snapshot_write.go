@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, "", false, nil, "", nil, nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -60,7 +60,7 @@ func tablesFromData(d *index.Data) *idTables {
 }
 
 // write is Write with the id tables, the inputs' dates (nil: none known),
-// force (see BuildOptions.Force) and the EPSS scores to store (nil:
+// the manifest's refresh_of (see Manifest.RefreshOf), force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
 // named epssFile, NVD's records packed (nil: d.NVD's, packed here) and
 // the store of the fields of d's CVEs spilled as read (nil: none).
@@ -69,7 +69,7 @@ func tablesFromData(d *index.Data) *idTables {
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, refreshOf string, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -80,6 +80,8 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		Files:   map[string]FileInfo{},
 		Inputs:  inputs,
 		Newest:  dates,
+
+		RefreshOf: refreshOf,
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")

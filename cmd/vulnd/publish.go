@@ -188,11 +188,13 @@ func userAgent() string {
 
 // guardTags checks the snapshot in dir against the snapshot each of tags
 // names now in repo (ref's repository), as vulnd build -previous does
-// (loader.CheckRefresh): a tag that names nothing yet, or this very
-// snapshot, passes; one that names an artifact this vulnd cannot read is
+// (loader.CheckRefresh): a tag that names nothing yet, this very
+// snapshot, or the one it was built from with -previous while the build's
+// own guard held (its manifest's refresh_of: the same check, made
+// already) passes; one that names an artifact this vulnd cannot read is
 // noted on stderr and passes (no replica of this vulnd serves it).
 func guardTags(ctx context.Context, repo *remote.Repository, ref oci.Ref, tags []string, dir string, stderr io.Writer) error {
-	id, err := loader.ID(dir)
+	m, id, err := loader.ReadManifest(dir)
 	if err != nil {
 		return err
 	}
@@ -218,7 +220,7 @@ func guardTags(ctx context.Context, repo *remote.Repository, ref oci.Ref, tags [
 			continue
 		case err != nil:
 			return fmt.Errorf("%s: %w", name, err)
-		case a.SnapshotID == id:
+		case a.SnapshotID == id, a.SnapshotID == m.RefreshOf:
 			continue
 		}
 		// The chunks this snapshot shares with the tagged one are read

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/vulnd/vulnd/loader"
 	"github.com/vulnd/vulnd/loader/oci"
 )
 
@@ -202,6 +204,50 @@ func TestPublishRefreshGuard(t *testing.T) {
 	// And then the empty one, with -force too.
 	if o, e, code := vulndRun("publish", "-plain-http", "-force", "-to", base+":day5", filepath.Join(dir, "empty")); code != 0 {
 		t.Fatalf("publish -force: exit %d\n%s%s", code, o, e)
+	}
+	// A snapshot whose manifest says its build's guard held against the
+	// snapshot a tag names (refresh_of) is not compared with it again:
+	// the rolled-back one, so marked against current, passes day1 (which
+	// names current); marked against another snapshot, it is compared,
+	// and refused.
+	currentID, err := loader.ID(filepath.Join(dir, "current"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newerID, err := loader.ID(filepath.Join(dir, "newer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		refreshOf string
+		code      int
+	}{{newerID, 1}, {currentID, 0}} {
+		marked := filepath.Join(t.TempDir(), "marked")
+		if err := os.CopyFS(marked, os.DirFS(filepath.Join(dir, "old"))); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(marked, loader.ManifestName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["refresh_of"] = tc.refreshOf
+		if raw, err = json.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(marked, loader.ManifestName), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o, e, code := vulndRun("publish", "-plain-http", "-also-tag", "", "-to", base+":day1", marked)
+		if code != tc.code {
+			t.Errorf("refresh_of %s (current %s): exit %d, want %d\n%s%s", tc.refreshOf, currentID, code, tc.code, o, e)
+		}
+		if moved := tagged("day1") != current; moved != (tc.code == 0) {
+			t.Errorf("refresh_of %s: day1 moved %v", tc.refreshOf, moved)
+		}
 	}
 }
 
