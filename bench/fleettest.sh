@@ -27,6 +27,9 @@
 #                        at full NVD scale: about 4 minutes more)
 #   FT_SEED [1]          synth seed
 #   FT_CHANGE_RATE [0.02] share of CVEs the next day changes
+#   FT_CVE5 [0]          1: synth writes every CVE's JSON 5 record too, and
+#                        the site serves them as a cvelistV5 release that
+#                        fetch mirrors and build reads (a new one each day)
 #   FT_REPLICAS [3]      replicas behind nginx
 #   FT_EVERY [5s]        the replicas' -pull-every
 #   FT_TIMEOUT [900]     seconds the whole run may take
@@ -38,6 +41,7 @@ cd "$(dirname "$0")/.."
 FT_CVES=${FT_CVES:-20000}
 FT_SEED=${FT_SEED:-1}
 FT_CHANGE_RATE=${FT_CHANGE_RATE:-0.02}
+FT_CVE5=${FT_CVE5:-0}
 FT_REPLICAS=${FT_REPLICAS:-3}
 FT_EVERY=${FT_EVERY:-5s}
 FT_TIMEOUT=${FT_TIMEOUT:-900}
@@ -51,6 +55,9 @@ STOP_SECONDS=15
 
 [[ $FT_REPLICAS =~ ^[1-9][0-9]*$ ]] || die "FT_REPLICAS must be a whole number from 1"
 [[ $FT_EVERY =~ ^[0-9]+s$ ]] || die "FT_EVERY must be whole seconds, such as 5s"
+[[ $FT_CVE5 =~ ^[01]$ ]] || die "FT_CVE5 must be 0 or 1"
+SYNTH_CVE5=()
+((FT_CVE5)) && SYNTH_CVE5=(-cve5)
 EVERY_S=${FT_EVERY%s}
 
 WORK='' NGINX_PID='' REG_PID='' WRK_PID=''
@@ -92,8 +99,8 @@ pulls_of() { curl -s --max-time 2 "http://127.0.0.1:$1/metrics" | awk -v o="vuln
 # ---- the feeds, the site, the registry ---------------------------------------
 
 say "generating $FT_CVES CVEs (seed $FT_SEED), a first and a next day, in $WORK"
-"$WORK/bin/synth" -o "$WORK/synth/day" -cves "$FT_CVES" -seed "$FT_SEED" >/dev/null
-"$WORK/bin/synth" -o "$WORK/synth/next" -cves "$FT_CVES" -seed "$FT_SEED" -next -change-rate "$FT_CHANGE_RATE" >/dev/null
+"$WORK/bin/synth" -o "$WORK/synth/day" -cves "$FT_CVES" -seed "$FT_SEED" "${SYNTH_CVE5[@]}" >/dev/null
+"$WORK/bin/synth" -o "$WORK/synth/next" -cves "$FT_CVES" -seed "$FT_SEED" -next -change-rate "$FT_CHANGE_RATE" "${SYNTH_CVE5[@]}" >/dev/null
 "$WORK/bin/feedsite" -from "$WORK/synth/day" -to "$WORK/site" -time 2026-11-22T06:00:00Z >&2
 
 REG_PORT=$(freeport) SITE_PORT=$(freeport) LB_PORT=$(freeport)
@@ -378,7 +385,7 @@ counts=$(for ((i = 1; i <= FT_REPLICAS; i++)); do
 done)
 
 echo
-echo "fleet-test: $FT_CVES CVEs, $FT_REPLICAS replicas (-pull-every $FT_EVERY) behind nginx, distribution registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "fleet-test: $FT_CVES CVEs$( ((FT_CVE5)) && echo " with their CVE JSON 5 records"), $FT_REPLICAS replicas (-pull-every $FT_EVERY) behind nginx, distribution registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%s\n' "${REPORT[@]}"
 echo "traffic: $req requests through nginx, non-2xx $non2xx, socket errors $sock, nginx 5xx $s5xx; p99 $(wrkv p99_ms "$W") ms"
 echo "pulls: $counts"

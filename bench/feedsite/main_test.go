@@ -1,9 +1,11 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -85,5 +87,54 @@ func TestSiteFetched(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(site, "cve5", "releases", "latest")); !strings.Contains(string(b), `"browser_download_url": "download/`+bundle+`"`) {
 		t.Errorf("release description:\n%s", b)
+	}
+}
+
+// TestSynthCVE5Zip: bench/synth -cve5 writes cves.zip, laid out as the
+// CVE Program's own; the release holds it as it is (it was skipped
+// before, so a fleet test with records served none).
+func TestSynthCVE5Zip(t *testing.T) {
+	from, site := t.TempDir(), t.TempDir()
+	var inner bytes.Buffer
+	zw := zip.NewWriter(&inner)
+	w, err := zw.Create("cves/2026/0xxx/CVE-2026-0001.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(`{"dataType":"CVE_RECORD"}`))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	nvd := `{"resultsPerPage":0,"startIndex":0,"totalResults":0,"format":"NVD_CVE","version":"2.0","timestamp":"2026-11-22T00:00:00.000","vulnerabilities":[]}`
+	for name, b := range map[string][]byte{
+		"nvdcve-2.0-2026.json.gz": gzipOf(t, []byte(nvd)),
+		"cwec_synth.xml":          []byte(`<?xml version="1.0"?><Weakness_Catalog Name="CWE" Version="4.15"/>`),
+		"cves.zip":                inner.Bytes(),
+	} {
+		if err := os.WriteFile(filepath.Join(from, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run([]string{"-from", from, "-to", site, "-time", "2026-11-22T06:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.OpenReader(filepath.Join(site, "cve5", "releases", "download", "2026-11-22_all_CVEs_at_midnight.zip.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	if len(zr.File) != 1 || zr.File[0].Name != "cves.zip" {
+		t.Fatalf("the release holds %d files, want cves.zip alone", len(zr.File))
+	}
+	r, err := zr.File[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, inner.Bytes()) {
+		t.Errorf("the release's cves.zip is %d bytes, not synth's %d", len(got), inner.Len())
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,10 +63,21 @@ func writeCVE5(from, to string, now time.Time) error {
 		}
 		recs = append(recs, rs...)
 	}
-	if len(recs) == 0 {
-		return nil
-	}
 	var inner bytes.Buffer
+	if len(recs) == 0 {
+		// bench/synth -cve5 writes cves.zip laid out as the CVE
+		// Program's own (cves/YYYY/NNxxx/ID.json): the release holds it
+		// as it is.
+		b, err := os.ReadFile(filepath.Join(from, "cves.zip"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		}
+		inner.Write(b)
+		return writeRelease(to, now, inner.Bytes())
+	}
 	zw := zip.NewWriter(&inner)
 	for _, r := range recs {
 		var m struct {
@@ -88,13 +101,19 @@ func writeCVE5(from, to string, now time.Time) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
+	return writeRelease(to, now, inner.Bytes())
+}
+
+// writeRelease writes inner (a cves.zip) as the baseline asset of a
+// cvelistV5 release of the day of now, and the release's description.
+func writeRelease(to string, now time.Time, inner []byte) error {
 	var outer bytes.Buffer
-	zw = zip.NewWriter(&outer)
+	zw := zip.NewWriter(&outer)
 	w, err := zw.CreateHeader(&zip.FileHeader{Name: "cves.zip", Method: zip.Store})
 	if err != nil {
 		return err
 	}
-	w.Write(inner.Bytes())
+	w.Write(inner)
 	if err := zw.Close(); err != nil {
 		return err
 	}
