@@ -278,7 +278,7 @@ refresh() {
 		(($(now_ms) - t_pub_end < limit_ms)) || die "$what: not every replica serves $ID2 within $((limit_ms / 1000)) s of the publish (${!seen[*]} do)"
 		sleep 0.05
 	done
-	local t_all=$(($(now_ms) - t0)) pulls loads moved
+	local t_all=$(($(now_ms) - t0)) pulls loads moved downloads
 	pulls=$(for ((i = 1; i <= FT_REPLICAS; i++)); do echo "${seen[$i]}"; done | sort -n | paste -sd' ')
 	loads=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'snapshot pulled and loaded' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.*duration=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
 	# What each replica's pull fetched from the registry and copied
@@ -292,13 +292,14 @@ refresh() {
 	done
 	moved=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'pulled a new snapshot' "$WORK/r$i.log" | tail -n 1 |
 		sed -n 's/.*fetched_blobs=\([0-9]*\) fetched_bytes=\([0-9]*\) reused_blobs=\([0-9]*\) reused_bytes=\([0-9]*\).*/fetched \1 blobs (\2 B), reused \3 (\4 B)/p'; done | paste -sd';' | sed 's/;/; /g')
+	downloads=$(for ((i = 1; i <= FT_REPLICAS; i++)); do grep 'pulled a new snapshot' "$WORK/r$i.log" | tail -n 1 | sed -n 's/.* download=\([0-9.a-z]*\).*/\1/p'; done | paste -sd' ')
 	say "  snapshot $ID2 on every replica $t_all ms after the site changed"
 	for ((i = 1; i <= FT_REPLICAS; i++)); do
 		((seen[$i] <= EVERY_S * 1000 + 30000)) || FAILS+=("$what: replica $i took ${seen[$i]} ms after the publish, over one interval (${FT_EVERY}) plus 30 s")
 	done
 	REPORT+=("$what"
 		"  freshness: $t_all ms from the new feeds being on the site to every replica serving the snapshot made of them (writing the site took $t_site ms more)"
-		"  fetch $T_FETCH ms; build $T_BUILD ms; publish (check sums and push) $T_PUBLISH ms; publish to each replica serving: $pulls (ms; each replica's load: $loads)"
+		"  fetch $T_FETCH ms; build $T_BUILD ms; publish (check sums and push) $T_PUBLISH ms; publish to each replica serving: $pulls (ms; each replica's download: $downloads; load: $loads)"
 		"  bytes: publish $SENT; each replica: $moved")
 	deadline
 }

@@ -52,8 +52,10 @@ type puller struct {
 	// served (or installed it); bad the last one found not to be a good
 	// snapshot, not downloaded again while the tag names it.
 	seen, bad digest.Digest
-	// moved is what the last download fetched and found on the disk.
-	moved oci.Transfer
+	// moved is what the last download fetched and found on the disk, and
+	// movedIn how long it took.
+	moved   oci.Transfer
+	movedIn time.Duration
 }
 
 func newPuller(m *Main) (*puller, error) {
@@ -183,11 +185,12 @@ func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome st
 		if err := os.Chmod(tmp, 0o755); err != nil { // as a build makes it
 			return pullFailed, err
 		}
+		start := time.Now()
 		t, err := a.Download(ctx, p.repo, tmp, p.m.Snapshot)
 		if err != nil {
 			return fetchOutcome(err), err
 		}
-		p.moved = t
+		p.moved, p.movedIn = t, time.Since(start)
 		art := index.Artifact{Ref: p.ref.String(), Digest: a.Descriptor.Digest.String(),
 			PulledAt: time.Now().UTC().Format(index.TimeLayout)}
 		if err := loader.WriteArtifact(tmp, art); err != nil {
@@ -204,11 +207,12 @@ func (p *puller) download(ctx context.Context, a *oci.Artifact) (tmp, outcome st
 
 // movedAttrs are the log's account of the last download: the blobs (and
 // their bytes) fetched from the registry, and those the snapshot on the
-// disk already held, copied from there.
+// disk already held, copied from there, each checked against its digest,
+// and how long that took (the load is logged apart).
 func (p *puller) movedAttrs() slog.Attr {
 	t := p.moved
 	return slog.Group("", "fetched_blobs", t.Fetched, "fetched_bytes", t.FetchedBytes,
-		"reused_blobs", t.Reused, "reused_bytes", t.ReusedBytes)
+		"reused_blobs", t.Reused, "reused_bytes", t.ReusedBytes, "download", p.movedIn.Round(time.Millisecond))
 }
 
 // fetchOutcome says whose fault a failed read of what the tag names (its

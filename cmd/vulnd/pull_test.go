@@ -862,6 +862,10 @@ func TestPublishPullOnlyChanged(t *testing.T) {
 		len(added), addedBytes, len(c2)+1-len(added), total-addedBytes); !strings.Contains(logs.String(), want) {
 		t.Errorf("the pull's log line does not say %q:\n%s", want, logs.String())
 	}
+	// And how long the download took, apart from the load.
+	if !regexp.MustCompile(`pulled a new snapshot" .* reused_bytes=[0-9]+ download=[0-9.]+(ms|s)\b`).MatchString(logs.String()) {
+		t.Errorf("the pull's log line gives no download time:\n%s", logs.String())
+	}
 	t.Logf("the refresh sent and the replica fetched %d of %d blobs, %s of %s; the guard fetched %d blobs",
 		len(added), len(c2)+1, byteSize(addedBytes), byteSize(total), len(wantGets))
 	if 2*(len(added)-1) > len(c2) {
