@@ -132,6 +132,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	var (
 		cves     []index.CVE
 		cold     *coldStore // cves' spilled fields (nil: none)
+		carried  [][]byte   // by cves, the bodies carried over as stored (nil: none)
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
@@ -145,7 +146,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	incremental := inc != nil
 	if incremental {
-		cves, nvd, feedInfo, prev = inc.cves, inc.nvd, inc.infos, inc.prev
+		cves, carried, nvd, feedInfo, prev = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
 				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
@@ -290,14 +291,24 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	if prev != nil {
 		at := formatTime(opt.Time)
-		if err := previousAffected(prev); err != nil {
+		// The CVEs compared: all of them, or, when the unchanged ones
+		// were carried over as bytes, those that changed and those
+		// whose EPSS score moved, with the previous versions of them
+		// decoded now.
+		olds, news, decoded := prev.Data.CVEs, cves, ""
+		if prev.bodies != nil {
+			if olds, news, err = changedCVEs(prev, cves, carried, moved); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+			}
+			decoded = ", " + plural(len(olds), "previous CVE", "previous CVEs") + " decoded of " + strconv.Itoa(len(prev.Data.CVEs))
+		} else if err := previousAffected(prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
-		if n := baselineAffected(prev.Data.CVEs, cves); n > 0 && opt.Warn != nil {
+		if n := baselineAffected(olds, news); n > 0 && opt.Warn != nil {
 			opt.Warn(fmt.Sprintf("-previous %s has no affected entries (built without CVE JSON 5 records): %s of it that now %s entries raise no Affected changed",
 				opt.Previous, plural(n, "CVE", "CVEs"), map[bool]string{true: "has", false: "have"}[n == 1]))
 		}
-		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, aliases, moved)
+		alerts, err := diffCVEsEPSS(olds, news, ids, at, aliases, moved)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -307,12 +318,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 			fresh = reportID(opt.Time, reports)
 			reports = append(reports, index.Report{ID: fresh, CreatedAt: at, Alerts: alerts})
 		}
-		prev = nil // let the previous records go before writing
-		stage("diff", plural(len(alerts), "alert", "alerts"))
+		prev, olds, news = nil, nil, nil // let the previous records go before writing
+		stage("diff", plural(len(alerts), "alert", "alerts")+decoded)
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, true)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, carried, true)
 	if err != nil {
 		return m, err
 	}

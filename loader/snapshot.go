@@ -252,6 +252,10 @@ type Snapshot struct {
 	details *index.Details
 	// epss are the snapshot's EPSS scores (nil: none).
 	epss *EPSS
+	// bodies are, for a snapshot read by readPrevious, the CVEs' bodies
+	// as stored, in Data.CVEs order, whose CVEs then hold only their
+	// names, dates and metrics; nil once they are decoded (decodeAll).
+	bodies [][]byte
 }
 
 // dataFiles are the data files m lists: those of its format version, and

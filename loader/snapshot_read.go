@@ -167,6 +167,23 @@ func Read(dir string) (*Snapshot, error) {
 // read is Read, also returning the stored CVE bodies (in Data.CVEs order);
 // old allows the previous format version.
 func read(dir string, old bool) (*Snapshot, [][]byte, error) {
+	return readSnapshot(dir, old, false)
+}
+
+// readPrevious is Read for a build with -previous, whose unchanged CVEs
+// are carried over as the bytes of their bodies: each CVE of Data.CVEs
+// has only its name, dates and metrics (with their ids); the bodies are
+// kept as stored (Snapshot.bodies) and decoded only for the CVEs the
+// build asks for (see Snapshot.decodeCVE). At 400k CVEs, decoding every
+// body was most of reading the previous snapshot (7.6 of 9.4 s).
+func readPrevious(dir string) (*Snapshot, error) {
+	s, _, err := readSnapshot(dir, true, true)
+	return s, err
+}
+
+// readSnapshot is read, with light: the CVEs' bodies are kept as stored,
+// not decoded (see readPrevious).
+func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 	o, err := openSnapshot(dir, old)
 	if err != nil {
 		return nil, nil, err
@@ -182,6 +199,9 @@ func read(dir string, old bool) (*Snapshot, [][]byte, error) {
 	d.CVEs = make([]index.CVE, fi.Records)
 	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
 		bodies[n] = line
+		if light {
+			return bodyStamp(line, &d.CVEs[n])
+		}
 		return json.Unmarshal(line, &d.CVEs[n])
 	}); err != nil {
 		return nil, nil, wrap(keyCVEs, err)
@@ -213,7 +233,116 @@ func read(dir string, old bool) (*Snapshot, [][]byte, error) {
 	if s.epss, err = decodeEPSSFile(dir, m, dec); err != nil {
 		return nil, nil, err
 	}
+	if light {
+		s.bodies = bodies
+	}
 	return s, bodies, nil
+}
+
+// bodyStamp sets c's name and dates from a stored CVE body, whose first
+// members are name, summary, created_at and updated_at (see
+// index.EncodeCVE), without decoding the rest; a body of another shape is
+// decoded whole for them.
+func bodyStamp(body []byte, c *index.CVE) error {
+	rest := body
+	var fields [len(bodyStampKeys)][]byte
+	ok := len(rest) > 0 && rest[0] == '{'
+	rest = rest[min(1, len(rest)):]
+	for k, key := range bodyStampKeys {
+		if !ok {
+			break
+		}
+		if k > 0 {
+			if ok = len(rest) > 0 && rest[0] == ','; !ok {
+				break
+			}
+			rest = rest[1:]
+		}
+		if ok = bytes.HasPrefix(rest, []byte(key)); !ok {
+			break
+		}
+		rest = rest[len(key):]
+		fields[k], rest, ok = cutJSONString(rest)
+	}
+	if !ok {
+		var whole index.CVE
+		if err := json.Unmarshal(body, &whole); err != nil {
+			return err
+		}
+		*c = index.CVE{Name: whole.Name, CreatedAt: whole.CreatedAt, UpdatedAt: whole.UpdatedAt}
+		return nil
+	}
+	var texts [len(bodyStampKeys)]string
+	for k, f := range fields {
+		if k == 1 {
+			continue // the summary
+		}
+		if bytes.IndexByte(f, '\\') < 0 {
+			texts[k] = string(f[1 : len(f)-1])
+		} else if err := json.Unmarshal(f, &texts[k]); err != nil {
+			return err
+		}
+	}
+	*c = index.CVE{Name: texts[0], CreatedAt: texts[2], UpdatedAt: texts[3]}
+	return nil
+}
+
+// bodyStampKeys are the first members of a stored CVE body, each with
+// its colon.
+var bodyStampKeys = [...]string{`"name":`, `"summary":`, `"created_at":`, `"updated_at":`}
+
+// cutJSONString cuts the JSON string at the start of p (quotes included)
+// from the rest; false when p does not start with a whole one.
+func cutJSONString(p []byte) (str, rest []byte, ok bool) {
+	if len(p) == 0 || p[0] != '"' {
+		return nil, p, false
+	}
+	for i := 1; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '"':
+			return p[:i+1], p[i+1:], true
+		}
+	}
+	return nil, p, false
+}
+
+// decodeCVE is the previous snapshot's CVE k whole (its body decoded,
+// with its metrics), from a snapshot read by readPrevious.
+func (s *Snapshot) decodeCVE(k int) (index.CVE, error) {
+	if s.bodies == nil {
+		return s.Data.CVEs[k], nil
+	}
+	var c index.CVE
+	if err := json.Unmarshal(s.bodies[k], &c); err != nil {
+		return index.CVE{}, fmt.Errorf("loader: snapshot %s: %s: record %d: %w", s.Dir, fileCVEs, k+1, err)
+	}
+	if c.Name != s.Data.CVEs[k].Name {
+		return index.CVE{}, fmt.Errorf("loader: snapshot %s: %s: record %d is %s, read before as %s", s.Dir, fileCVEs, k+1, c.Name, s.Data.CVEs[k].Name)
+	}
+	c.Metrics = s.Data.CVEs[k].Metrics
+	return c, nil
+}
+
+// decodeAll decodes every body of a snapshot read by readPrevious: the
+// snapshot is then as Read returns it.
+func (s *Snapshot) decodeAll() error {
+	if s.bodies == nil {
+		return nil
+	}
+	errs := index.OnCores(len(s.bodies), func() func(int) error {
+		return func(k int) error {
+			c, err := s.decodeCVE(k)
+			s.Data.CVEs[k] = c
+			return err
+		}
+	})
+	if err := index.FirstError(errs); err != nil {
+		return err
+	}
+	s.bodies = nil
+	return nil
 }
 
 // opened is what Load and read start from: the checked manifest, the

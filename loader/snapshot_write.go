@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, nil, nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -63,13 +63,15 @@ func tablesFromData(d *index.Data) *idTables {
 // force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
 // named epssFile, NVD's records packed (nil: d.NVD's, packed here) and
-// the store of the fields of d's CVEs spilled as read (nil: none).
+// the store of the fields of d's CVEs spilled as read (nil: none) and
+// the bodies of d's CVEs carried over from a previous snapshot as stored
+// (nil: none; a nil body is encoded), which are written as they are.
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, carried [][]byte, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -115,7 +117,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		// A CVE whose body is bad is told first, as when the bodies
 		// were encoded first.
-		if berr := eachBody(d.CVEs, cold, nil); berr != nil {
+		if berr := eachBody(d.CVEs, cold, carried, nil); berr != nil {
 			err = berr
 		}
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
@@ -130,7 +132,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
-	if err := eachBody(d.CVEs, cold, func(i int, body []byte) error {
+	if err := eachBody(d.CVEs, cold, carried, func(i int, body []byte) error {
 		if spend {
 			// What only the body needs goes with it.
 			c := &d.CVEs[i]
@@ -147,6 +149,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if spend && cold != nil {
 		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
+	carried = nil
 	writePhase("bodies written")
 	if epss != nil {
 		epss = epss.only(d.CVEs)
@@ -275,13 +278,15 @@ func marshal(v any) ([]byte, error) { return json.MarshalWithOption(v, marshalOp
 // it (index.ScanCVE), on several goroutines, a batch at a time, and passes
 // each body to f (nil: none) in the order of cves; the error is the first
 // CVE's whose body is bad, else f's. A CVE's fields spilled in cold are
-// read back for its body only.
-func eachBody(cves []index.CVE, cold *coldStore, f func(i int, body []byte) error) error {
+// read back for its body only. A CVE with a body in carried (nil: none)
+// has that one, as it is: one a snapshot stores, which the index is
+// built from after the write, checking it again.
+func eachBody(cves []index.CVE, cold *coldStore, carried [][]byte, f func(i int, body []byte) error) error {
 	const batch = 4096
 	bodies := make([][]byte, min(batch, len(cves)))
 	errs := make([]error, len(bodies))
 	for from := 0; from < len(cves); from += batch {
-		part := cves[from:min(from+batch, len(cves))]
+		part, base := cves[from:min(from+batch, len(cves))], from
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -295,6 +300,10 @@ func eachBody(cves []index.CVE, cold *coldStore, f func(i int, body []byte) erro
 						return
 					}
 					for i := from; i < min(from+64, len(part)); i++ {
+						if carried != nil && carried[base+i] != nil {
+							bodies[i], errs[i] = carried[base+i], nil
+							continue
+						}
 						c := &part[i]
 						if cold != nil {
 							// A copy: the fields read back go
