@@ -264,6 +264,20 @@ func Build(opt BuildOptions) (Manifest, error) {
 			stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(prev.Data.Reports), "report", "reports"))
 		}
 		ids, reports = prev.ids, prev.Data.Reports
+		if carried != nil {
+			// The carried CVEs have their ids; those of the others
+			// are read from the tables as stored.
+			ids.carried = carried
+			names := map[string]bool{}
+			for i := range cves {
+				if carried[i] == nil {
+					names[cves[i].Name] = true
+				}
+			}
+			if err := ids.loadCVEs(names); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous %s: %s: %w", opt.Previous, fileIDs, err)
+			}
+		}
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err

@@ -390,6 +390,18 @@ func (w *chunkWriter) target() int {
 	return chunkTarget
 }
 
+// copyChunk adds a chunk as it is stored: its lines raw, compressed as
+// frame. w must be at a chunk's start (flushed).
+func (w *chunkWriter) copyChunk(raw, frame []byte, records int) error {
+	if w.cur != nil && w.cur.records > 0 {
+		return errors.New("a chunk copied in the middle of another")
+	}
+	p := &pending{raw: raw, records: records, out: frame, ready: make(chan struct{})}
+	close(p.ready)
+	w.order <- p
+	return nil
+}
+
 func (w *chunkWriter) flush() error {
 	if w.cur == nil || w.cur.records == 0 {
 		return nil

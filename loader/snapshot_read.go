@@ -216,9 +216,18 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 	if d.Reports, err = decodeRecords[index.Report](dir, m.Files[keyReports], dec); err != nil {
 		return nil, nil, wrap(keyReports, err)
 	}
-	idRecs, err := decodeRecords[idRecord](dir, m.Files[keyIDs], dec)
-	if err != nil {
-		return nil, nil, wrap(keyIDs, err)
+	if light && m.Version == writeVersion {
+		// The tables as stored, but the CPEs' (see readCarriedIDs).
+		if s.ids.prev, err = readCarriedIDs(dir, m.Files[keyIDs], dec, s.ids); err != nil {
+			return nil, nil, wrap(keyIDs, err)
+		}
+	}
+	var idRecs []idRecord
+	if s.ids.prev == nil {
+		s.ids = newIDTables()
+		if idRecs, err = decodeRecords[idRecord](dir, m.Files[keyIDs], dec); err != nil {
+			return nil, nil, wrap(keyIDs, err)
+		}
 	}
 	for i, r := range idRecs {
 		if err := s.ids.add(r); err != nil {
@@ -342,6 +351,9 @@ func (s *Snapshot) decodeAll() error {
 		return err
 	}
 	s.bodies = nil
+	if err := s.ids.loadCVEs(nil); err != nil {
+		return fmt.Errorf("loader: snapshot %s: %s: %w", s.Dir, fileIDs, err)
+	}
 	return nil
 }
 
