@@ -141,6 +141,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	var prev *Snapshot // read already
+	var base *cvesBase // the previous snapshot's bodies, to lay the new ones over
 	if inc != nil && inc.fallback {
 		prev, inc = inc.prev, nil
 	}
@@ -195,6 +196,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 	// rather than their frames and facts held through the rest of the
 	// build.
 	packedDetail := plural(len(nvd.Facts), "record", "records") + ", " + strconv.Itoa(nvdSize(nvd)>>20) + " MiB"
+	// NVD's records laid over the previous snapshot's, or compacted:
+	// the CVE bodies follow (one decision for both files).
+	overlaid := nvd.kept != nil
 	tmpDir, err := spillDir(opt.Out)
 	if err != nil {
 		return Manifest{}, err
@@ -332,12 +336,15 @@ func Build(opt BuildOptions) (Manifest, error) {
 			fresh = reportID(opt.Time, reports)
 			reports = append(reports, index.Report{ID: fresh, CreatedAt: at, Alerts: alerts})
 		}
+		if overlaid {
+			base = cvesBaseOf(prev)
+		}
 		prev, olds, news = nil, nil, nil // let the previous records go before writing
 		stage("diff", plural(len(alerts), "alert", "alerts")+decoded)
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, carried, true)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, opt.Force, epss, epssFile, nvd, cold, carried, base, true)
 	if err != nil {
 		return m, err
 	}

@@ -227,7 +227,7 @@ func (c *carriedIDs) writeCarried(w *chunkWriter, k int, enc *zstd.Encoder) erro
 	}
 	for i := tb.first; i < tb.end; i++ {
 		if i < copyUpTo {
-			if err := w.copyChunk(c.chunks[i], c.frames[i], c.fi.Chunks[i].Records); err != nil {
+			if err := w.copyChunk(int64(len(c.chunks[i])), c.frames[i], c.fi.Chunks[i].Records); err != nil {
 				return err
 			}
 			continue

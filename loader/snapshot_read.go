@@ -45,7 +45,11 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, wrap(keyCWEs, err)
 	}
-	entries, err := decodeEntries(dir, m.Files[keyCVEs], dec)
+	lay, err := readCVEsLayout(dir, m, dec)
+	if err != nil {
+		return nil, Manifest{}, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	entries, err := decodeEntries(dir, m.Files[keyCVEs], lay, dec)
 	if err != nil {
 		return nil, Manifest{}, wrap(keyCVEs, err)
 	}
@@ -53,7 +57,7 @@ func Load(dir string) (*index.Index, Manifest, error) {
 	if err != nil {
 		return nil, Manifest{}, wrap(keyReports, err)
 	}
-	details, err := decodeDetails(dir, m, dec, true)
+	details, err := decodeDetails(dir, m, lay.cves, dec, true)
 	if err != nil {
 		return nil, Manifest{}, err
 	}
@@ -195,14 +199,23 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 		return nil, nil, wrap(keyCWEs, err)
 	}
 	fi := m.Files[keyCVEs]
-	bodies := make([][]byte, fi.Records)
-	d.CVEs = make([]index.CVE, fi.Records)
+	if s.cvesLayout, err = readCVEsLayout(dir, m, dec); err != nil {
+		return nil, nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	owners := s.cvesLayout.owners
+	bodies := make([][]byte, s.cvesLayout.cves)
+	d.CVEs = make([]index.CVE, s.cvesLayout.cves)
+	s.bodyHash = make([]recHash, s.cvesLayout.cves)
 	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
-		bodies[n] = line
-		if light {
-			return bodyStamp(line, &d.CVEs[n])
+		p := owners[n]
+		if p < 0 {
+			return nil // a dead line
 		}
-		return json.Unmarshal(line, &d.CVEs[n])
+		bodies[p], s.bodyHash[p] = line, recordHash(line)
+		if light {
+			return bodyStamp(line, &d.CVEs[p])
+		}
+		return json.Unmarshal(line, &d.CVEs[p])
 	}); err != nil {
 		return nil, nil, wrap(keyCVEs, err)
 	}
@@ -235,7 +248,7 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 		}
 	}
 	if m.Version >= 4 {
-		if s.details, err = decodeDetails(dir, m, dec, false); err != nil {
+		if s.details, err = decodeDetails(dir, m, len(d.CVEs), dec, false); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -412,13 +425,18 @@ func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, erro
 	return out, nil
 }
 
-// decodeEntries decodes cves.jsonl.zst into index entries whose bodies
-// are views into the decoded chunks.
-func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry, error) {
-	out := make([]index.CVEEntry, fi.Records)
+// decodeEntries decodes cves.jsonl.zst, laid out as lay says, into index
+// entries in name order whose bodies are views into the decoded chunks;
+// a dead line is not read.
+func decodeEntries(dir string, fi FileInfo, lay *cvesLayout, dec *zstd.Decoder) ([]index.CVEEntry, error) {
+	out := make([]index.CVEEntry, lay.cves)
 	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+		p := lay.owners[n]
+		if p < 0 {
+			return nil
+		}
 		e, err := index.ScanCVE(line)
-		out[n] = e
+		out[p] = e
 		return err
 	}); err != nil {
 		return nil, err
@@ -428,10 +446,11 @@ func decodeEntries(dir string, fi FileInfo, dec *zstd.Decoder) ([]index.CVEEntry
 
 // decodeDetails decodes a snapshot's details files: the text table, one
 // JSON string a line, and a line of numbers per CVE (see
-// index.Details.AppendLine), in cves.jsonl.zst's order. lazy (a load for
-// serving): the text table's JSON texts are read on first use, from its
-// chunks kept as stored (17 MB at 400k CVEs with records).
-func decodeDetails(dir string, m Manifest, dec *zstd.Decoder, lazy bool) (*index.Details, error) {
+// index.Details.AppendLine), of the cves CVEs in name order (that of
+// cves.jsonl.zst before format 10). lazy (a load for serving): the text
+// table's JSON texts are read on first use, from its chunks kept as
+// stored (17 MB at 400k CVEs with records).
+func decodeDetails(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy bool) (*index.Details, error) {
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
@@ -462,8 +481,8 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder, lazy bool) (*index
 		return nil, wrap(keyStrings, err)
 	}
 	fi := m.Files[keyDetails]
-	if fi.Records != m.Files[keyCVEs].Records {
-		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", fi.Records, m.Files[keyCVEs].Records))
+	if fi.Records != cves {
+		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", fi.Records, cves))
 	}
 	l, err := tl.DetailsLoader(fi.Records, len(fi.Chunks))
 	if err != nil {
@@ -490,8 +509,8 @@ func decodeDetails(dir string, m Manifest, dec *zstd.Decoder, lazy bool) (*index
 	if err != nil {
 		return nil, wrap(keyDetails, err)
 	}
-	if d.Len() != m.Files[keyCVEs].Records {
-		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", d.Len(), m.Files[keyCVEs].Records))
+	if d.Len() != cves {
+		return nil, wrap(keyDetails, fmt.Errorf("%d records for %d CVEs", d.Len(), cves))
 	}
 	return d, nil
 }

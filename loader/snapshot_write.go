@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, nil, nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, false, nil, "", nil, nil, nil, nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -65,13 +65,15 @@ func tablesFromData(d *index.Data) *idTables {
 // named epssFile, NVD's records packed (nil: d.NVD's, packed here) and
 // the store of the fields of d's CVEs spilled as read (nil: none) and
 // the bodies of d's CVEs carried over from a previous snapshot as stored
-// (nil: none; a nil body is encoded), which are written as they are.
+// (nil: none; a nil body is encoded), which are written as they are,
+// and the previous snapshot's bodies to lay d's out over (nil: the
+// compact layout; see cveslayout.go).
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, carried [][]byte, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, carried [][]byte, base *cvesBase, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -132,11 +134,25 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
+	if m.Version < cvesLayoutVersion {
+		base = nil
+	}
+	var over *cvesOverlay
+	if base != nil {
+		// The previous file's chunks first, as they are.
+		if over, err = base.start(cw, len(d.CVEs)); err != nil {
+			cw.close()
+			return m, fmt.Errorf("loader: build %s: the previous snapshot's %s: %w", dir, fileCVEs, err)
+		}
+	}
 	if err := eachBody(d.CVEs, cold, carried, func(i int, body []byte) error {
+		c := &d.CVEs[i]
 		if spend {
 			// What only the body needs goes with it.
-			c := &d.CVEs[i]
 			c.Summary, c.CPEs, c.CWEs, c.References, c.CVSS = "", nil, nil, nil, index.CVSS{}
+		}
+		if over != nil && over.keep(i, c.Name, body, carried) {
+			return nil // where it was
 		}
 		return cw.line(body)
 	}); err != nil {
@@ -145,6 +161,24 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	if m.Files[keyCVEs], err = cw.close(); err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
+	}
+	var lay *cvesLayout
+	if over != nil {
+		lay = over.layout(m.Files[keyCVEs])
+	} else {
+		chunks := make([]int, len(m.Files[keyCVEs].Chunks))
+		for i, c := range m.Files[keyCVEs].Chunks {
+			chunks[i] = c.Records
+		}
+		lay = compactCVEsLayout(chunks)
+	}
+	over = nil
+	if m.Version >= cvesLayoutVersion {
+		if m.Files[keyCVEsLayout], err = writeDataFile(filepath.Join(tmp, fileCVEsLayout), enc, lay.lines(), func(k int) ([]byte, error) {
+			return lay.appendLine(nil, k), nil
+		}); err != nil {
+			return m, fmt.Errorf("loader: build %s: %s: %w", dir, fileCVEsLayout, err)
+		}
 	}
 	if spend && cold != nil {
 		cold.cpeIDs = nil // the CPE ids, kept for the bodies
@@ -229,7 +263,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
-	entries, err := decodeEntries(tmp, m.Files[keyCVEs], dec)
+	entries, err := decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
