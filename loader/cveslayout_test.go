@@ -248,3 +248,48 @@ func FuzzCVEsLayout(f *testing.F) {
 		}
 	})
 }
+
+// TestCVEsOverlayFromFormat9: the first refresh after an upgrade, with
+// a format 9 snapshot as -previous (its bodies in name order, no
+// layout): its bodies are decoded (they are not carried as bytes across
+// formats), laid out over its cves.jsonl.zst, the same bytes as with
+// -full, serving every CVE as a build without -previous; the next
+// refresh, over format 10, carries them.
+func TestCVEsOverlayFromFormat9(t *testing.T) {
+	dir := t.TempDir()
+	cwe := smallCatalog(t, dir)
+	const n, changed, added = 2000, 40, 5
+	day := overlayDays(t, dir, n, changed, added, 2500)
+	first := BuildOptions{CWECatalog: cwe, Feeds: day(0), Out: filepath.Join(dir, "s0"), Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
+	func() {
+		defer func(v int) { writeVersion = v }(writeVersion)
+		writeVersion = 9
+		buildLogged(t, first)
+	}()
+	if m := readManifestT(t, first.Out); m.Version != 9 || m.Files[keyCVEsLayout].Name != "" {
+		t.Fatalf("the first snapshot is of format %d, with %q", m.Version, m.Files[keyCVEsLayout].Name)
+	}
+	prev := first.Out
+	for k := 1; k <= 2; k++ {
+		opt := first
+		opt.Feeds, opt.Previous, opt.Out, opt.Time = day(k), prev, filepath.Join(dir, fmt.Sprint("s", k)), first.Time.Add(time.Duration(k)*2*time.Hour)
+		log := incrementalAndFull(t, opt)
+		if !incremental(log) {
+			t.Fatalf("day %d not built incrementally: %q", k, log)
+		}
+		decodedAll := slices.ContainsFunc(log, func(l string) bool { return strings.HasPrefix(l, "diff: ") && !strings.Contains(l, "decoded of") })
+		if decodedAll != (k == 1) {
+			t.Errorf("day %d: previous bodies decoded whole: %v, want %v (%q)", k, decodedAll, k == 1, log)
+		}
+		buildLogged(t, opt)
+		fresh := opt
+		fresh.Previous, fresh.Out = "", filepath.Join(dir, fmt.Sprint("fresh", k))
+		buildLogged(t, fresh)
+		sameCVEAnswers(t, fresh.Out, opt.Out)
+		pm, m := readManifestT(t, prev), readManifestT(t, opt.Out)
+		if was, now := pm.Files[keyCVEs].Chunks, m.Files[keyCVEs].Chunks; len(now) <= len(was) || !slices.Equal(now[:len(was)], was) {
+			t.Errorf("day %d: the previous cves.jsonl.zst's %d chunks are not the first of its %d", k, len(was), len(now))
+		}
+		prev = opt.Out
+	}
+}
