@@ -132,6 +132,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	var (
 		cves     []index.CVE
 		cold     *coldStore // cves' spilled fields (nil: none)
+		carried  [][]byte   // by cves, the bodies carried over as stored (nil: none)
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
@@ -140,12 +141,13 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	var prev *Snapshot // read already
+	var base *cvesBase // the previous snapshot's bodies, to lay the new ones over
 	if inc != nil && inc.fallback {
 		prev, inc = inc.prev, nil
 	}
 	incremental := inc != nil
 	if incremental {
-		cves, nvd, feedInfo, prev = inc.cves, inc.nvd, inc.infos, inc.prev
+		cves, carried, nvd, feedInfo, prev = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
 				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
@@ -194,6 +196,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 	// rather than their frames and facts held through the rest of the
 	// build.
 	packedDetail := plural(len(nvd.Facts), "record", "records") + ", " + strconv.Itoa(nvdSize(nvd)>>20) + " MiB"
+	// NVD's records laid over the previous snapshot's, or compacted:
+	// the CVE bodies follow (one decision for both files).
+	overlaid := nvd.kept != nil
 	tmpDir, err := spillDir(opt.Out)
 	if err != nil {
 		return Manifest{}, err
@@ -264,6 +269,20 @@ func Build(opt BuildOptions) (Manifest, error) {
 			stage("read previous", plural(len(prev.Data.CVEs), "CVE", "CVEs")+", "+plural(len(prev.Data.Reports), "report", "reports"))
 		}
 		ids, reports = prev.ids, prev.Data.Reports
+		if carried != nil {
+			// The carried CVEs have their ids; those of the others
+			// are read from the tables as stored.
+			ids.carried = carried
+			names := map[string]bool{}
+			for i := range cves {
+				if carried[i] == nil {
+					names[cves[i].Name] = true
+				}
+			}
+			if err := ids.loadCVEs(names); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous %s: %s: %w", opt.Previous, fileIDs, err)
+			}
+		}
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
 				return Manifest{}, err
@@ -292,14 +311,24 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	if prev != nil {
 		at := formatTime(opt.Time)
-		if err := previousAffected(prev); err != nil {
+		// The CVEs compared: all of them, or, when the unchanged ones
+		// were carried over as bytes, those that changed and those
+		// whose EPSS score moved, with the previous versions of them
+		// decoded now.
+		olds, news, decoded := prev.Data.CVEs, cves, ""
+		if prev.bodies != nil {
+			if olds, news, err = changedCVEs(prev, cves, carried, moved); err != nil {
+				return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
+			}
+			decoded = ", " + plural(len(olds), "previous CVE", "previous CVEs") + " decoded of " + strconv.Itoa(len(prev.Data.CVEs))
+		} else if err := previousAffected(prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous: %w", err)
 		}
-		if n := baselineAffected(prev.Data.CVEs, cves); n > 0 && opt.Warn != nil {
+		if n := baselineAffected(olds, news); n > 0 && opt.Warn != nil {
 			opt.Warn(fmt.Sprintf("-previous %s has no affected entries (built without CVE JSON 5 records): %s of it that now %s entries raise no Affected changed",
 				opt.Previous, plural(n, "CVE", "CVEs"), map[bool]string{true: "has", false: "have"}[n == 1]))
 		}
-		alerts, err := diffCVEsEPSS(prev.Data.CVEs, cves, ids, at, aliases, moved)
+		alerts, err := diffCVEsEPSS(olds, news, ids, at, aliases, moved)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -309,12 +338,15 @@ func Build(opt BuildOptions) (Manifest, error) {
 			fresh = reportID(opt.Time, reports)
 			reports = append(reports, index.Report{ID: fresh, CreatedAt: at, Alerts: alerts})
 		}
-		prev = nil // let the previous records go before writing
-		stage("diff", plural(len(alerts), "alert", "alerts"))
+		if overlaid {
+			base = cvesBaseOf(prev)
+		}
+		prev, olds, news = nil, nil, nil // let the previous records go before writing
+		stage("diff", plural(len(alerts), "alert", "alerts")+decoded)
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, true)
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true)
 	if err != nil {
 		return m, err
 	}

@@ -325,6 +325,7 @@ type chunkWriter struct {
 // pending is a chunk on its way: raw lines, then compressed.
 type pending struct {
 	raw     []byte
+	size    int64 // the decoded size of a chunk copied (raw nil)
 	records int
 	out     []byte
 	ready   chan struct{}
@@ -390,6 +391,18 @@ func (w *chunkWriter) target() int {
 	return chunkTarget
 }
 
+// copyChunk adds a chunk as it is stored: records lines of size bytes,
+// compressed as frame. w must be at a chunk's start (flushed).
+func (w *chunkWriter) copyChunk(size int64, frame []byte, records int) error {
+	if w.cur != nil && w.cur.records > 0 {
+		return errors.New("a chunk copied in the middle of another")
+	}
+	p := &pending{size: size, records: records, out: frame, ready: make(chan struct{})}
+	close(p.ready)
+	w.order <- p
+	return nil
+}
+
 func (w *chunkWriter) flush() error {
 	if w.cur == nil || w.cur.records == 0 {
 		return nil
@@ -415,12 +428,16 @@ func (w *chunkWriter) writeLoop() {
 		}
 		w.whole.Write(p.out)
 		sum := sha256.Sum256(p.out)
+		size := p.size
+		if p.raw != nil {
+			size = int64(len(p.raw))
+		}
 		w.fi.Chunks = append(w.fi.Chunks, Chunk{
-			Size: int64(len(p.out)), Bytes: int64(len(p.raw)), Records: p.records,
+			Size: int64(len(p.out)), Bytes: size, Records: p.records,
 			SHA256: hex.EncodeToString(sum[:]),
 		})
 		w.fi.Size += int64(len(p.out))
-		w.fi.Bytes += int64(len(p.raw))
+		w.fi.Bytes += size
 		w.fi.Records += p.records
 	}
 	w.done <- err

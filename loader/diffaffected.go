@@ -170,3 +170,55 @@ func baselineAffected(prev, cves []index.CVE) int {
 	}
 	return n
 }
+
+// changedCVEs are what a build whose unchanged CVEs were carried over as
+// bytes (carried, by cves: see readPrevious) compares with the previous
+// snapshot s: the previous versions of its CVEs that changed (a nil
+// body) and of those whose EPSS score moved, decoded now with their
+// affected entries, and those CVEs of cves, in their order (one whose
+// score moved alone as the previous snapshot has it: its body is
+// carried, the same). A carried CVE is the previous one, byte for byte:
+// it raises no event but EPSS's.
+func changedCVEs(s *Snapshot, cves []index.CVE, carried [][]byte, moved map[string]epssChange) (olds, news []index.CVE, err error) {
+	if s.details != nil && s.details.Len() != len(s.Data.CVEs) {
+		return nil, nil, fmt.Errorf("loader: snapshot %s: details of %d CVEs for %d", s.Dir, s.details.Len(), len(s.Data.CVEs))
+	}
+	at := make(map[string]int, len(s.Data.CVEs))
+	for k := range s.Data.CVEs {
+		at[s.Data.CVEs[k].Name] = k
+	}
+	for i := range cves {
+		c := &cves[i]
+		_, scored := moved[c.Name]
+		isCarried := i < len(carried) && carried[i] != nil
+		if isCarried && !scored {
+			continue
+		}
+		k, ok := at[c.Name]
+		if !ok {
+			if isCarried {
+				return nil, nil, fmt.Errorf("loader: snapshot %s: %s carried over, not in it", s.Dir, c.Name)
+			}
+			news = append(news, *c)
+			continue
+		}
+		o, err := s.decodeCVE(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		if s.details != nil {
+			if o.Affected, err = s.details.Affected(k); err != nil {
+				return nil, nil, fmt.Errorf("loader: snapshot %s: %s: %w", s.Dir, o.Name, err)
+			}
+		}
+		olds = append(olds, o)
+		if isCarried {
+			n := o
+			n.Affected = c.Affected
+			news = append(news, n)
+		} else {
+			news = append(news, *c)
+		}
+	}
+	return olds, news, nil
+}

@@ -36,7 +36,7 @@ func StampsOf(cves []index.CVE) []Stamp {
 }
 
 // StampFiles are the files of a snapshot that ReadStamps reads.
-func StampFiles() []string { return []string{ManifestName, fileCVEs, fileDetails} }
+func StampFiles() []string { return []string{ManifestName, fileCVEs, fileCVEsLayout, fileDetails} }
 
 // ReadStamps reads the CVEs' stamps of the snapshot in dir, in the
 // snapshot's order, checking the manifest and every chunk of the files
@@ -49,9 +49,16 @@ func ReadStamps(dir string) ([]Stamp, error) {
 		return nil, err
 	}
 	fi := o.m.Files[keyCVEs]
-	out := make([]Stamp, fi.Records)
+	lay, err := readCVEsLayout(dir, o.m, o.dec)
+	if err != nil {
+		return nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+	}
+	out := make([]Stamp, lay.cves)
 	if err := eachRecord(dir, fi, o.dec, func(n int, line []byte) error {
-		return parseStamp(line, &out[n])
+		if p := lay.owners[n]; p >= 0 {
+			return parseStamp(line, &out[p])
+		}
+		return nil
 	}); err != nil {
 		return nil, o.wrap(keyCVEs, err)
 	}

@@ -35,6 +35,15 @@ type idTables struct {
 	// coldStore), which a fresh assign counts and writeIDs lists from
 	// it; nil for none.
 	cold *coldStore
+	// prev are the previous snapshot's tables as stored, which the
+	// write copies before the new ids (see carriedIDs): the CVSS and
+	// reference tables then hold only the records of the CVEs loaded
+	// (loadCVEs) and the new ones; nil for none.
+	prev *carriedIDs
+	// carried are, by the CVEs assign is given, the bodies carried over
+	// from the previous snapshot (nil: none): those CVEs have their ids
+	// already, and assign skips them.
+	carried [][]byte
 }
 
 type cvssKey struct{ cve, version, source string }
@@ -122,7 +131,20 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 		}
 		return nil
 	}
-	err = writeTable(&t.cpe, spend, func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
+	// from is the first id to list of a table: those before are the
+	// previous snapshot's, copied as stored.
+	var copyErr error
+	from := func(k int) int64 {
+		if t.prev == nil {
+			return 1
+		}
+		if copyErr == nil {
+			copyErr = t.prev.writeCarried(w, k, enc)
+		}
+		return t.prev.tables[k].next
+	}
+	defer func() { t.prev = nil }() // let go once written
+	err = writeTable(&t.cpe, spend, from(0), func(uri string, id int64) error { return line(&idRecord{Table: "cpe", ID: id, URI: uri}) })
 	if err == nil {
 		err = w.flush()
 	}
@@ -159,13 +181,13 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 		}
 	}
 	if err == nil && !t.fresh {
-		err = writeTable(&t.cvss, spend, func(k cvssKey, id int64) error {
+		err = writeTable(&t.cvss, spend, from(1), func(k cvssKey, id int64) error {
 			return line(&idRecord{Table: "cvss", ID: id, CVE: k.cve, Version: k.version, Source: k.source})
 		})
 	}
 	if err == nil && !t.fresh {
 		if err = w.flush(); err == nil {
-			err = writeTable(&t.ref, spend, func(k refKey, id int64) error {
+			err = writeTable(&t.ref, spend, from(2), func(k refKey, id int64) error {
 				return line(&idRecord{Table: "ref", ID: id, CVE: k.cve, Link: k.link, N: k.n})
 			})
 		}
@@ -175,6 +197,9 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 			err = line(&idRecord{Table: "next", ID: t.nextAlert})
 		}
 	}
+	if err == nil {
+		err = copyErr
+	}
 	if err != nil {
 		w.close()
 		return FileInfo{}, err
@@ -182,16 +207,18 @@ func writeIDs(path string, enc *zstd.Encoder, t *idTables, cves []index.CVE, spe
 	return w.close()
 }
 
-// writeTable passes the entries of one table to f by id; with spend, the
-// table is let go (nil) once listed.
-func writeTable[K comparable](table *map[K]int64, spend bool, f func(K, int64) error) error {
+// writeTable passes the entries of one table from id from on to f by
+// id; with spend, the table is let go (nil) once listed.
+func writeTable[K comparable](table *map[K]int64, spend bool, from int64, f func(K, int64) error) error {
 	type entry struct {
 		key K
 		id  int64
 	}
 	list := make([]entry, 0, len(*table))
 	for k, id := range *table {
-		list = append(list, entry{k, id})
+		if id >= from {
+			list = append(list, entry{k, id})
+		}
 	}
 	if spend {
 		*table = nil
@@ -216,7 +243,11 @@ func (t *idTables) assign(cves []index.CVE) error {
 	// on which CVE happens to mention a URI first.
 	var fresh []string
 	var buf []byte
+	skip := func(i int) bool { return i < len(t.carried) && t.carried[i] != nil }
 	for i := range cves {
+		if skip(i) {
+			continue
+		}
 		if k := t.cold.find(cves[i].Name); k >= 0 {
 			// Spilled: the URIs are read back, and each new one
 			// copied once.
@@ -250,6 +281,9 @@ func (t *idTables) assign(cves []index.CVE) error {
 		t.nextCPE++
 	}
 	for i := range cves {
+		if skip(i) {
+			continue
+		}
 		c := &cves[i]
 		for k := range c.CPEs {
 			c.CPEs[k].ID = t.cpe[c.CPEs[k].URI]

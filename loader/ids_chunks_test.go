@@ -3,6 +3,8 @@ package loader
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -90,4 +92,86 @@ func TestIDsChunksKeptOverARefresh(t *testing.T) {
 		}
 	}
 	t.Logf("chunks %d then %d, %d kept (%s)", len(t1), len(t2), kept, fmt.Sprint(t2))
+}
+
+// TestCarriedIDs: a build with -previous reads the previous id tables as
+// stored: the CPE table and counters whole, the CVSS and reference
+// records only of the CVEs it asks for, the same as reading every
+// record gives them; it writes the same file as a build of every feed,
+// copying the chunks whole to a table but its last; a file not as
+// writeIDs writes it is read whole.
+func TestCarriedIDs(t *testing.T) {
+	defer func(n int) { idsChunkBytes = n }(idsChunkBytes)
+	idsChunkBytes = 2 << 10
+	dir := t.TempDir()
+	cwe := smallCatalog(t, dir)
+	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
+	first := BuildOptions{CWECatalog: cwe, Feeds: []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"),
+		filepath.Join(dir, "day1"), "nvdcve-2.0-modified.json.gz")}, Out: filepath.Join(dir, "s1"),
+		Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
+	buildLogged(t, first)
+	second := first
+	second.Feeds = []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "day2"), "nvdcve-2.0-modified.json.gz")}
+	second.Previous, second.Time = first.Out, first.Time.Add(2*time.Hour)
+	if log := incrementalAndFull(t, second); !incremental(log) {
+		t.Fatalf("not incremental: %q", log)
+	}
+
+	whole, err := Read(first.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readManifestT(t, first.Out)
+	dec, err := newDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := newIDTables()
+	c, err := readCarriedIDs(first.Out, m.Files[keyIDs], dec, ids)
+	if err != nil || c == nil {
+		t.Fatalf("not read as stored: %v", err)
+	}
+	w := whole.ids
+	if len(ids.cvss)+len(ids.ref) != 0 || !maps.Equal(ids.cpe, w.cpe) || ids.nextCPE != w.nextCPE || ids.nextCVSS != w.nextCVSS || ids.nextRef != w.nextRef || ids.nextAlert != w.nextAlert {
+		t.Fatalf("as stored: %d CPEs, %d CVSS, %d references, next %d %d %d %d; read whole: %d CPEs, next %d %d %d %d",
+			len(ids.cpe), len(ids.cvss), len(ids.ref), ids.nextCPE, ids.nextCVSS, ids.nextRef, ids.nextAlert, len(w.cpe), w.nextCPE, w.nextCVSS, w.nextRef, w.nextAlert)
+	}
+	name := ""
+	for k := range w.ref {
+		name = k.cve
+		break
+	}
+	ids.prev = c
+	if err := ids.loadCVEs(map[string]bool{name: true}); err != nil {
+		t.Fatal(err)
+	}
+	only := func(cve string) func(k cvssKey, id int64) bool {
+		return func(k cvssKey, _ int64) bool { return k.cve != cve }
+	}
+	wantCVSS := maps.Clone(w.cvss)
+	maps.DeleteFunc(wantCVSS, only(name))
+	wantRef := maps.Clone(w.ref)
+	maps.DeleteFunc(wantRef, func(k refKey, _ int64) bool { return k.cve != name })
+	if len(wantRef) == 0 || !maps.Equal(ids.cvss, wantCVSS) || !maps.Equal(ids.ref, wantRef) {
+		t.Errorf("the records of %s: %d CVSS and %d references, want %d and %d", name, len(ids.cvss), len(ids.ref), len(wantCVSS), len(wantRef))
+	}
+
+	// Two tables in one chunk: read whole.
+	bad := filepath.Join(dir, "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := newSnapshotEncoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	lines := []string{`{"table":"cpe","id":1,"uri":"cpe:2.3:a:x:y:1:*:*:*:*:*:*:*"}`, `{"table":"cvss","id":1,"cve":"CVE-2024-0001","version":"3.1","source":"nvd"}`, `{"table":"next","id":1}`}
+	fi, err := writeDataFile(filepath.Join(bad, fileIDs), enc, len(lines), func(i int) ([]byte, error) { return []byte(lines[i]), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := readCarriedIDs(bad, fi, dec, newIDTables()); c != nil || err != nil {
+		t.Errorf("two tables in a chunk read as stored: %v", err)
+	}
 }

@@ -185,6 +185,10 @@ type incrementalFeeds struct {
 	remapped int
 	kept     int // blocks of nvd.zst kept as they were
 	known    int // records of the changed feeds not decoded: -previous has them
+	// bodies are, in the order of cves, the bodies of the CVEs carried
+	// over as -previous stores them (nil for a CVE to encode): prev's
+	// CVEs are not decoded (see readPrevious).
+	bodies [][]byte
 	// prev is the previous snapshot, read whole.
 	prev *Snapshot
 	// fallback: the feeds are to be read in full; only prev is set.
@@ -244,19 +248,31 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	if prev == nil {
 		return nil, why, nil
 	}
-	// The previous snapshot whole, which the build reads anyway: its
-	// CVEs are those of the records carried over.
-	snap, err := Read(opt.Previous)
+	// The previous snapshot, which the build reads anyway: its CVEs are
+	// those of the records carried over. Their bodies are kept as
+	// stored, and carried over as such, when this vulnd writes them so
+	// (a snapshot of its own format, which Validate checks to hold the
+	// bodies this vulnd encodes); only those of the CVEs that changed
+	// are decoded, for the diff.
+	snap, err := readPrevious(opt.Previous)
 	if err != nil {
 		return nil, "", nil // the full build says what is wrong
 	}
 	if snap.ID != prevID {
 		return nil, "the previous snapshot changed while it was read", nil
 	}
+	if m.Version != writeVersion {
+		if err := snap.decodeAll(); err != nil {
+			return nil, "", nil
+		}
+	}
 	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports"))
 	// From here, a build that reads every feed has the previous snapshot
-	// read already.
+	// read already, whole.
 	fallback := func(why string) (*incrementalFeeds, string, error) {
+		if err := snap.decodeAll(); err != nil {
+			return nil, "", nil // the full build says what is wrong
+		}
 		return &incrementalFeeds{prev: snap, fallback: true}, why, nil
 	}
 	prevCVE := make(map[string]int, len(snap.Data.CVEs))
@@ -495,6 +511,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	// as they were. The records going into a new block are taken as read
 	// too.
 	cves := make([]index.CVE, len(wins))
+	bodies := make([][]byte, len(wins)) // a carried CVE's body as stored
 	facts := make([]index.NVDFacts, len(wins))
 	raws := make([][]byte, len(wins))
 	decoded := make([]int, nb)
@@ -508,6 +525,9 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		k, ok := prevCVE[wins[i].id]
 		if ok {
 			cves[i], ok = carriedCVE(snap, k, wins[i].id)
+		}
+		if ok && snap.bodies != nil {
+			bodies[i] = snap.bodies[k]
 		}
 		needRaw[j] = !ok || !overlay && keep[blockOf[i]] < 0
 	}
@@ -588,7 +608,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		if err != nil {
 			return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
 		}
-		return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves), nvd: &nvdPacked{PackedNVD: p, from: from, kept: keptFile}, infos: infos, prev: snap,
+		return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves, bodies), bodies: bodies, nvd: &nvdPacked{PackedNVD: p, from: from, kept: keptFile}, infos: infos, prev: snap,
 			changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: len(prev.lay.Blocks), known: known}, "", nil
 	}
 
@@ -638,22 +658,28 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			kept++
 		}
 	}
-	return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves), nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
+	return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves, bodies), bodies: bodies, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
 		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
 }
 
 // cvesByName are the CVEs of the winners (cves in the order of wins)
-// in the order readFeeds gives them: by name.
-func cvesByName(id func(i int) string, cves []index.CVE) []index.CVE {
+// in the order readFeeds gives them: by name. bodies, in the order of
+// cves, are put in the same order, in place.
+func cvesByName(id func(i int) string, cves []index.CVE, bodies [][]byte) []index.CVE {
 	byName := make([]int, len(cves))
 	for i := range byName {
 		byName[i] = i
 	}
 	sort.Slice(byName, func(a, b int) bool { return id(byName[a]) < id(byName[b]) })
 	out := make([]index.CVE, len(cves))
+	sorted := make([][]byte, len(bodies))
 	for k, i := range byName {
 		out[k] = cves[i]
+		if bodies != nil {
+			sorted[k] = bodies[i]
+		}
 	}
+	copy(bodies, sorted)
 	return out
 }
 

@@ -2,12 +2,16 @@ package loader
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // copyAs copies the file at src to dir/name.
@@ -355,5 +359,104 @@ func TestNVDFromLines(t *testing.T) {
 	log := buildLogged(t, BuildOptions{CWECatalog: cwe, Feeds: []string{a, b, c2}, Out: filepath.Join(dir, "next"), Previous: out, Time: buildTime.Add(time.Hour)})
 	if !slices.Contains(log, "full build: not incremental: the previous snapshot does not say which feed 1 NVD record came from") {
 		t.Errorf("log: %q", log)
+	}
+}
+
+// TestIncrementalCarriesBodies: a build with -previous of this format
+// decodes only the previous versions of the CVEs that changed and of
+// those whose EPSS score moved (for the diff), carrying the others'
+// bodies over as stored, and writes what a full build writes, byte for
+// byte, EPSS alerts on unchanged CVEs included.
+func TestIncrementalCarriesBodies(t *testing.T) {
+	dir := t.TempDir()
+	cwe := smallCatalog(t, dir)
+	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
+	before := copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"), filepath.Join(dir, "1"), "nvdcve-2.0-modified.json.gz")
+	after := copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "2"), "nvdcve-2.0-modified.json.gz")
+	cves, err := ReadFeeds([]string{yearly, before})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(cves, func(a, b index.CVE) int { return strings.Compare(a.Name, b.Name) })
+	// Scores for 40 CVEs; the next day, 10 of them moved by 0.4.
+	epss := func(day string, moved int) []byte {
+		var b strings.Builder
+		b.WriteString("#model_version:v2026.06.15,score_date:" + day + "T12:00:00Z\ncve,epss,percentile\n")
+		for k, c := range cves[:40] {
+			score := "0.10000"
+			if k < moved {
+				score = "0.50000"
+			}
+			b.WriteString(c.Name + "," + score + ",0.50000\n")
+		}
+		return []byte(b.String())
+	}
+	first := BuildOptions{CWECatalog: cwe, Feeds: []string{yearly, before}, Out: filepath.Join(dir, "s1"),
+		EPSS: writeAs(t, epss("2026-11-20", 0), filepath.Join(dir, "1"), "epss_scores-2026-11-20.csv"),
+		Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
+	buildLogged(t, first)
+
+	second := first
+	second.Feeds, second.Previous, second.Time = []string{yearly, after}, first.Out, first.Time.Add(2*time.Hour)
+	second.EPSS = writeAs(t, epss("2026-11-21", 10), filepath.Join(dir, "2"), "epss_scores-2026-11-21.csv")
+	log := incrementalAndFull(t, second)
+	if !incremental(log) {
+		t.Fatalf("not incremental: %q", log)
+	}
+	i := slices.IndexFunc(log, func(l string) bool { return strings.HasPrefix(l, "diff: ") })
+	var alerts, decoded, of int
+	if i < 0 {
+		t.Fatalf("no diff stage: %q", log)
+	}
+	if _, err := fmt.Sscanf(log[i], "diff: %d alerts, %d previous CVEs decoded of %d", &alerts, &decoded, &of); err != nil {
+		t.Fatalf("the diff stage does not say how many previous CVEs it decoded: %q (%v)", log[i], err)
+	}
+	if of != len(cves) || decoded >= of || decoded < 10 {
+		t.Errorf("decoded %d previous CVEs of %d (%d in the previous snapshot): want the changed ones and the 10 whose score moved", decoded, of, len(cves))
+	}
+	second.Out = filepath.Join(dir, "s2")
+	buildLogged(t, second)
+	s, err := Read(second.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored := 0
+	for _, r := range s.Data.Reports {
+		for _, a := range r.Alerts {
+			for _, e := range a.Events {
+				if e.Type == index.EventEPSSChanged {
+					scored++
+				}
+			}
+		}
+	}
+	if scored != 10 {
+		t.Errorf("%d EPSS alerts, want 10", scored)
+	}
+}
+
+// TestBodyStamp: the name and dates read off a stored body without
+// decoding it are those decoding it gives, escapes in the texts
+// included; a body of another shape is decoded whole.
+func TestBodyStamp(t *testing.T) {
+	for _, c := range []index.CVE{
+		{Name: "CVE-2024-0001", Summary: `a "quoted" \ summary, {"name":"x"}`, CreatedAt: "2024-01-01T00:00:00Z", UpdatedAt: "2024-02-01T00:00:00Z"},
+		{Name: "CVE-2024-0002", Summary: "", CreatedAt: "2024-01-01T00:00:00Z", UpdatedAt: "2024-01-01T00:00:00Z"},
+		{Name: "CVE-2024-0003", Summary: "é\u2028\x01", CreatedAt: "a\"b", UpdatedAt: `c\d`},
+	} {
+		var got index.CVE
+		if err := bodyStamp(index.EncodeCVE(&c), &got); err != nil {
+			t.Fatal(err)
+		}
+		if want := (index.CVE{Name: c.Name, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}); !reflect.DeepEqual(got, want) {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	}
+	var got index.CVE
+	if err := bodyStamp([]byte(`{"updated_at":"u","name":"CVE-2024-0004","created_at":"c"}`), &got); err != nil || got.Name != "CVE-2024-0004" || got.UpdatedAt != "u" || got.CreatedAt != "c" {
+		t.Errorf("another shape: %+v, %v", got, err)
+	}
+	if err := bodyStamp([]byte(`{"name":"CVE-2024-0005"`), &got); err == nil {
+		t.Error("a cut body read")
 	}
 }

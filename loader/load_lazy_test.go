@@ -51,7 +51,7 @@ func readWhole(t *testing.T, dir string) (*Snapshot, [][]byte, *index.Index) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := decodeEntries(dir, s.Manifest.Files[keyCVEs], mustDecoder(t))
+	entries, err := decodeEntries(dir, s.Manifest.Files[keyCVEs], s.cvesLayout, mustDecoder(t))
 	if err != nil {
 		t.Fatal(err)
 	}

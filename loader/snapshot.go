@@ -55,7 +55,13 @@ import (
 // changed or added since (see index.NVDLayout and nvdlayout.go); the
 // facts' lines then give no frame sizes (0). A version 8 snapshot loads as
 // before, its records in the compact layout.
-const FormatVersion = 9
+// Version 10 adds cveslayout.txt.zst: which CVE each line of
+// cves.jsonl.zst holds, so that a build with -previous keeps the previous
+// snapshot's cves.jsonl.zst whole and adds chunks of the bodies changed
+// or added since (see cveslayout.go); cves.jsonl.zst's records are its
+// lines, dead ones included. A version 9 snapshot loads as before, its
+// bodies in name order.
+const FormatVersion = 10
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -122,15 +128,19 @@ const epssVersion = 6
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
 	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts, keyNVDStrings: fileNVDStrings,
-	keyNVDFrom: fileNVDFrom, keyNVDLayout: fileNVDLayout,
+	keyNVDFrom: fileNVDFrom, keyNVDLayout: fileNVDLayout, keyCVEsLayout: fileCVEsLayout,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= 9 {
+	if v >= cvesLayoutVersion {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
+	delete(old, keyCVEsLayout)
+	if v == 9 {
+		return old
+	}
 	delete(old, keyNVDLayout)
 	if v == 8 {
 		return old
@@ -258,6 +268,15 @@ type Snapshot struct {
 	details *index.Details
 	// epss are the snapshot's EPSS scores (nil: none).
 	epss *EPSS
+	// bodies are, for a snapshot read by readPrevious, the CVEs' bodies
+	// as stored, in Data.CVEs order, whose CVEs then hold only their
+	// names, dates and metrics; nil once they are decoded (decodeAll).
+	bodies [][]byte
+	// cvesLayout is where each CVE's body is in cves.jsonl.zst, and
+	// bodyHash each body's hash (recordHash), in Data.CVEs order: what
+	// a build lays its bodies out over (see cvesBase).
+	cvesLayout *cvesLayout
+	bodyHash   []recHash
 }
 
 // dataFiles are the data files m lists: those of its format version, and

@@ -175,13 +175,14 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		{"missing manifest", func(_ *testing.T, d string) { os.Remove(filepath.Join(d, ManifestName)) }, "manifest.json: no such file", false, ""},
 		{"missing data file", func(_ *testing.T, d string) { os.Remove(filepath.Join(d, fileCVEs)) }, "cves.jsonl.zst: open", false, ""},
 		{"missing metrics file", func(_ *testing.T, d string) { os.Remove(filepath.Join(d, fileMetrics)) }, "metrics.jsonl.zst: open", false, ""},
-		{"newer version", edit(ManifestName, replace(`"version": 9`, `"version": 10`)), "format version 10 is not supported (this vulnd reads versions 4 to 9); rebuild the snapshot with this vulnd", false, ""},
-		{"version 3", edit(ManifestName, replace(`"version": 9`, `"version": 3`)), "format version 3 is older than this vulnd's 9: rebuild the snapshot with this vulnd (vulnd build; -previous reads a version 3 snapshot, so its reports and ids carry over)", false, ""},
-		{"older version", edit(ManifestName, replace(`"version": 9`, `"version": 2`)), "format version 2 is not supported", false, ""},
-		{"version 5 with version 9 files", edit(ManifestName, replace(`"version": 9`, `"version": 5`)), "lists 12 data files, want 7", false, ""},
-		{"version 6 with version 9 files", edit(ManifestName, replace(`"version": 9`, `"version": 6`)), "lists 12 data files, want 9", false, ""},
-		{"version 7 with version 9 files", edit(ManifestName, replace(`"version": 9`, `"version": 7`)), "lists 12 data files, want 10", false, ""},
-		{"version 8 with version 9 files", edit(ManifestName, replace(`"version": 9`, `"version": 8`)), "lists 12 data files, want 11", false, ""},
+		{"newer version", edit(ManifestName, replace(`"version": 10`, `"version": 11`)), "format version 11 is not supported (this vulnd reads versions 4 to 10); rebuild the snapshot with this vulnd", false, ""},
+		{"version 3", edit(ManifestName, replace(`"version": 10`, `"version": 3`)), "format version 3 is older than this vulnd's 10: rebuild the snapshot with this vulnd (vulnd build; -previous reads a version 3 snapshot, so its reports and ids carry over)", false, ""},
+		{"older version", edit(ManifestName, replace(`"version": 10`, `"version": 2`)), "format version 2 is not supported", false, ""},
+		{"version 5 with version 10 files", edit(ManifestName, replace(`"version": 10`, `"version": 5`)), "lists 13 data files, want 7", false, ""},
+		{"version 6 with version 10 files", edit(ManifestName, replace(`"version": 10`, `"version": 6`)), "lists 13 data files, want 9", false, ""},
+		{"version 7 with version 10 files", edit(ManifestName, replace(`"version": 10`, `"version": 7`)), "lists 13 data files, want 10", false, ""},
+		{"version 8 with version 10 files", edit(ManifestName, replace(`"version": 10`, `"version": 8`)), "lists 13 data files, want 11", false, ""},
+		{"version 9 with version 10 files", edit(ManifestName, replace(`"version": 10`, `"version": 9`)), "lists 13 data files, want 12", false, ""},
 		{"version 4 with version 5 details", func(t *testing.T, d string) { withoutNVD(t, d, 4) }, fileDetails + ": chunk 1: index: bad details record 1: trailing bytes", false, ""},
 		{"version 5 with version 6 details", func(t *testing.T, d string) { withoutNVD(t, d, 5) }, fileDetails + ": chunk 1: index: bad details record 1: trailing bytes", false, ""},
 		{"missing details file", func(_ *testing.T, d string) { os.Remove(filepath.Join(d, fileDetails)) }, "details.txt.zst: open", false, ""},
@@ -225,7 +226,8 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 			setChunks(t, d, keyCVEs, [][]byte{zstdFrame(t, two)}, []int64{int64(len(two))}, []int{1})
 		}, "holds 2 lines, manifest says 1 records", false, ""},
 		{"last line not ended", func(t *testing.T, d string) {
-			setChunks(t, d, keyCVEs, [][]byte{zstdFrame(t, goodBody)}, []int64{int64(len(goodBody))}, []int{0})
+			// One record, as the layout says, its line not ended.
+			setChunks(t, d, keyCVEs, [][]byte{zstdFrame(t, goodBody)}, []int64{int64(len(goodBody))}, []int{1})
 		}, "last line does not end in a newline", false, ""},
 		{"body not JSON", func(t *testing.T, d string) {
 			b := append(append([]byte{}, goodBody[:len(goodBody)-1]...), '\n')

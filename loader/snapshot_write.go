@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, "", false, nil, "", nil, nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, "", false, nil, "", nil, nil, nil, nil, false)
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -63,13 +63,17 @@ func tablesFromData(d *index.Data) *idTables {
 // the manifest's refresh_of (see Manifest.RefreshOf), force (see BuildOptions.Force) and the EPSS scores to store (nil:
 // none), of which only the rows of d's CVEs are kept, read from the file
 // named epssFile, NVD's records packed (nil: d.NVD's, packed here) and
-// the store of the fields of d's CVEs spilled as read (nil: none).
+// the store of the fields of d's CVEs spilled as read (nil: none) and
+// the bodies of d's CVEs carried over from a previous snapshot as stored
+// (nil: none; a nil body is encoded), which are written as they are,
+// and the previous snapshot's bodies to lay d's out over (nil: the
+// compact layout; see cveslayout.go).
 // With spend, what only the details need of d's CVEs (affected entries,
 // SSVC decisions, entry keys, KEV entries) is let go once the details
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, refreshOf string, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, refreshOf string, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, carried [][]byte, base *cvesBase, spend bool) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -117,7 +121,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		// A CVE whose body is bad is told first, as when the bodies
 		// were encoded first.
-		if berr := eachBody(d.CVEs, cold, nil); berr != nil {
+		if berr := eachBody(d.CVEs, cold, carried, nil); berr != nil {
 			err = berr
 		}
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
@@ -132,11 +136,25 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
-	if err := eachBody(d.CVEs, cold, func(i int, body []byte) error {
+	if m.Version < cvesLayoutVersion {
+		base = nil
+	}
+	var over *cvesOverlay
+	if base != nil {
+		// The previous file's chunks first, as they are.
+		if over, err = base.start(cw, len(d.CVEs)); err != nil {
+			cw.close()
+			return m, fmt.Errorf("loader: build %s: the previous snapshot's %s: %w", dir, fileCVEs, err)
+		}
+	}
+	if err := eachBody(d.CVEs, cold, carried, func(i int, body []byte) error {
+		c := &d.CVEs[i]
 		if spend {
 			// What only the body needs goes with it.
-			c := &d.CVEs[i]
 			c.Summary, c.CPEs, c.CWEs, c.References, c.CVSS = "", nil, nil, nil, index.CVSS{}
+		}
+		if over != nil && over.keep(i, c.Name, body, carried) {
+			return nil // where it was
 		}
 		return cw.line(body)
 	}); err != nil {
@@ -146,9 +164,28 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if m.Files[keyCVEs], err = cw.close(); err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
 	}
+	var lay *cvesLayout
+	if over != nil {
+		lay = over.layout(m.Files[keyCVEs])
+	} else {
+		chunks := make([]int, len(m.Files[keyCVEs].Chunks))
+		for i, c := range m.Files[keyCVEs].Chunks {
+			chunks[i] = c.Records
+		}
+		lay = compactCVEsLayout(chunks)
+	}
+	over = nil
+	if m.Version >= cvesLayoutVersion {
+		if m.Files[keyCVEsLayout], err = writeDataFile(filepath.Join(tmp, fileCVEsLayout), enc, lay.lines(), func(k int) ([]byte, error) {
+			return lay.appendLine(nil, k), nil
+		}); err != nil {
+			return m, fmt.Errorf("loader: build %s: %s: %w", dir, fileCVEsLayout, err)
+		}
+	}
 	if spend && cold != nil {
 		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
+	carried = nil
 	writePhase("bodies written")
 	if epss != nil {
 		epss = epss.only(d.CVEs)
@@ -228,7 +265,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
-	entries, err := decodeEntries(tmp, m.Files[keyCVEs], dec)
+	entries, err := decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
@@ -277,13 +314,15 @@ func marshal(v any) ([]byte, error) { return json.MarshalWithOption(v, marshalOp
 // it (index.ScanCVE), on several goroutines, a batch at a time, and passes
 // each body to f (nil: none) in the order of cves; the error is the first
 // CVE's whose body is bad, else f's. A CVE's fields spilled in cold are
-// read back for its body only.
-func eachBody(cves []index.CVE, cold *coldStore, f func(i int, body []byte) error) error {
+// read back for its body only. A CVE with a body in carried (nil: none)
+// has that one, as it is: one a snapshot stores, which the index is
+// built from after the write, checking it again.
+func eachBody(cves []index.CVE, cold *coldStore, carried [][]byte, f func(i int, body []byte) error) error {
 	const batch = 4096
 	bodies := make([][]byte, min(batch, len(cves)))
 	errs := make([]error, len(bodies))
 	for from := 0; from < len(cves); from += batch {
-		part := cves[from:min(from+batch, len(cves))]
+		part, base := cves[from:min(from+batch, len(cves))], from
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -297,6 +336,10 @@ func eachBody(cves []index.CVE, cold *coldStore, f func(i int, body []byte) erro
 						return
 					}
 					for i := from; i < min(from+64, len(part)); i++ {
+						if carried != nil && carried[base+i] != nil {
+							bodies[i], errs[i] = carried[base+i], nil
+							continue
+						}
 						c := &part[i]
 						if cold != nil {
 							// A copy: the fields read back go

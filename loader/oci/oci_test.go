@@ -106,7 +106,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		"org.opencontainers.image.created":  "2026-11-23T06:00:00Z",
 		"org.opencontainers.image.title":    "vulnd snapshot " + id,
 		"dev.vulnd.snapshot.id":             id,
-		"dev.vulnd.snapshot.format-version": "9",
+		"dev.vulnd.snapshot.format-version": "10",
 		"dev.vulnd.snapshot.built-at":       "2026-11-23 06:00:00Z",
 		"dev.vulnd.snapshot.count.cves":     "2003",
 		"dev.vulnd.snapshot.count.cwes":     "104",
@@ -135,7 +135,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		t.Errorf("layers (-want +got):\n%s", diff)
 	}
 	wantTitles := []string{"manifest.json", "cves.jsonl.zst", "cwes.jsonl.zst", "details.txt.zst", "ids.jsonl.zst",
-		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdfrom.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst", "nvdlayout.txt.zst"}
+		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdfrom.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst", "nvdlayout.txt.zst", "cveslayout.txt.zst"}
 
 	// The same snapshot again: nothing sent, the same artifact.
 	again, err := Publish(ctx, store, demo, []string{"again"})
@@ -485,7 +485,7 @@ func TestDownloadDamagedDisk(t *testing.T) {
 	local := copyDir(t, demo)
 	path := filepath.Join(local, "cves.jsonl.zst")
 	b, _ := os.ReadFile(path)
-	b[100] ^= 1 // in its first (and only) chunk
+	b[100] ^= 1 // in its first chunk
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,11 @@ func TestDownloadDamagedDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	mraw, _ := os.ReadFile(filepath.Join(demo, loader.ManifestName))
-	if got.Fetched != 2 || got.FetchedBytes != int64(len(mraw)+len(b)) || got.Reused != p.Layers-2 {
+	dm, err := loader.ParseManifest(mraw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Fetched != 2 || got.FetchedBytes != int64(len(mraw))+dm.Files["cves"].Chunks[0].Size || got.Reused != p.Layers-2 {
 		t.Errorf("Download moved %+v, want manifest.json and cves.jsonl.zst's chunk fetched, %d chunks reused", got, p.Layers-2)
 	}
 	sameFiles(t, dir, demo)
