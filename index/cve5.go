@@ -198,3 +198,51 @@ func validKeyName(s string) bool {
 	}
 	return true
 }
+
+// HeldDetails is what the details keep of a CVE's affected entries, SSVC
+// decision and entry keys (see DetailsBuilder.Add), made ahead: a build
+// holds a CVE's record in this form from the moment it is read, in place
+// of its Affected, SSVC and EntryKeys, rather than the entries' objects
+// until the details are built (those were the largest part of what a
+// build with records held beside NVD's CVEs). The texts are one array,
+// read only: the JSON of the entries, then that of the SSVC decision,
+// then the entry keys' stored form.
+type HeldDetails struct {
+	text []byte
+	// ssvc and keys are where those texts start in text.
+	ssvc, keys uint32
+	// entries is how many affected entries the JSON holds.
+	entries uint32
+}
+
+// HoldDetails returns the texts that the details keep of entries, ssvc
+// and keys, the same bytes as DetailsBuilder.Add makes of them as fields
+// of a CVE; nil when there is none of them.
+func HoldDetails(entries []AffectedEntry, ssvc *SSVC, keys []EntryKey) *HeldDetails {
+	if len(entries) == 0 && ssvc == nil && len(keys) == 0 {
+		return nil
+	}
+	var a, s, k []byte
+	if len(entries) > 0 {
+		a = encode(entries)
+	}
+	if ssvc != nil {
+		s = encode(ssvc)
+	}
+	k = appendEntryKeys(nil, keys)
+	// One array of the texts' size, held for the rest of the build: an
+	// array grown by appending is up to twice that.
+	text := a // encode's own array, of its size
+	if len(s)+len(k) > 0 {
+		text = make([]byte, 0, len(a)+len(s)+len(k))
+		text = append(append(append(text, a...), s...), k...)
+	}
+	return &HeldDetails{text: text, ssvc: uint32(len(a)), keys: uint32(len(a) + len(s)), entries: uint32(len(entries))}
+}
+
+// parts returns the JSON of the entries ("" for none), that of the SSVC
+// decision ("" for none), the entry keys' stored form and how many
+// entries there are.
+func (h *HeldDetails) parts() (affected, ssvc, keys []byte, entries int) {
+	return h.text[:h.ssvc], h.text[h.ssvc:h.keys], h.text[h.keys:], int(h.entries)
+}

@@ -360,7 +360,7 @@ func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
 			return nil, err
 		}
 		if spend {
-			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
+			c.Affected, c.SSVC, c.EntryKeys, c.KEV, c.Held = nil, nil, nil, nil, nil
 		}
 	}
 	return b.Details(), nil
