@@ -131,7 +131,10 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		if len(c.Affected) > 0 || c.SSVC != nil || len(c.EntryKeys) > 0 {
 			return fmt.Errorf("%s: affected entries both held and not", c.Name)
 		}
-		affected, ssvc, keys, n := h.parts()
+		affected, ssvc, keys, n, err := h.parts()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
 		if len(affected) > 0 {
 			ref.affected = b.internBytes(affected)
 		}
