@@ -108,19 +108,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	ids = nil
 	writePhase("ids written")
-	// The details are built once, first: the file keeps them in the order
-	// of the CVE bodies, and the index, which reorders them, gets them
-	// once the file is written.
-	details, err := buildDetails(d.CVEs, spend)
-	if err != nil {
-		// A CVE whose body is bad is told first, as when the bodies
-		// were encoded first.
-		if berr := eachBody(d.CVEs, cold, nil); berr != nil {
-			err = berr
-		}
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
-	writePhase("details built")
 	// The bodies are encoded, checked (a build that would not load is
 	// refused here rather than at serve time) and written as they are
 	// made, a batch at a time, rather than held all at once beside the
@@ -148,6 +135,15 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
 	writePhase("bodies written")
+	// The details are built once the bodies are written, in their order:
+	// the texts they hold whole (the affected entries' JSON of CVE JSON 5
+	// records, which a build holds compressed until then: see
+	// index.HeldDetails) are then held beside the CVEs' fewest fields.
+	details, err := buildDetails(d.CVEs, spend)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	writePhase("details built")
 	if epss != nil {
 		epss = epss.only(d.CVEs)
 		m.EPSS = epssInfo(epss, epssFile)
