@@ -1,13 +1,9 @@
 package index
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/klauspost/compress/s2"
 )
 
 // The affected entries of CVE JSON 5 records (the CVE Program's format):
@@ -201,64 +197,4 @@ func validKeyName(s string) bool {
 		}
 	}
 	return true
-}
-
-// HeldDetails is what the details keep of a CVE's affected entries, SSVC
-// decision and entry keys (see DetailsBuilder.Add), made ahead: a build
-// holds a CVE's record in this form from the moment it is read, in place
-// of its Affected, SSVC and EntryKeys, rather than the entries' objects
-// until the details are built (those were the largest part of what a
-// build with records held beside NVD's CVEs). The texts are one array,
-// s2-compressed (less than half their size, some 0.1 s of a core for
-// 100k records): the JSON of the entries, then that of the SSVC
-// decision, then the entry keys' stored form.
-type HeldDetails struct {
-	text []byte // compressed
-	// ssvc and keys are where those texts start in text decompressed.
-	ssvc, keys uint32
-	// entries is how many affected entries the JSON holds.
-	entries uint32
-}
-
-// HoldDetails returns the texts that the details keep of entries, ssvc
-// and keys, the same bytes as DetailsBuilder.Add makes of them as fields
-// of a CVE; nil when there is none of them.
-func HoldDetails(entries []AffectedEntry, ssvc *SSVC, keys []EntryKey) *HeldDetails {
-	if len(entries) == 0 && ssvc == nil && len(keys) == 0 {
-		return nil
-	}
-	var a, s []byte
-	if len(entries) > 0 {
-		a = encode(entries)
-	}
-	if ssvc != nil {
-		s = encode(ssvc)
-	}
-	text := a
-	if len(s) > 0 || len(keys) > 0 {
-		text = appendEntryKeys(append(slices.Clip(a), s...), keys)
-	}
-	// An array of the compressed size, held for the rest of the build:
-	// one grown by appending is up to twice that.
-	bp := heldBufs.Get().(*[]byte)
-	defer heldBufs.Put(bp)
-	if n := s2.MaxEncodedLen(len(text)); cap(*bp) < n {
-		*bp = make([]byte, n)
-	}
-	z := s2.Encode((*bp)[:cap(*bp)], text)
-	return &HeldDetails{text: slices.Clone(z), ssvc: uint32(len(a)), keys: uint32(len(a) + len(s)), entries: uint32(len(entries))}
-}
-
-// heldBufs are HoldDetails' arrays to compress into, used again.
-var heldBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// parts returns the JSON of the entries ("" for none), that of the SSVC
-// decision ("" for none), the entry keys' stored form and how many
-// entries there are, in one array of their own.
-func (h *HeldDetails) parts() (affected, ssvc, keys []byte, entries int, err error) {
-	text, err := s2.Decode(nil, h.text)
-	if err != nil || len(text) < int(h.keys) || h.ssvc > h.keys {
-		return nil, nil, nil, 0, fmt.Errorf("held details: %d bytes, %v", len(text), err)
-	}
-	return text[:h.ssvc], text[h.ssvc:h.keys], text[h.keys:], int(h.entries), nil
 }

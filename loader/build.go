@@ -354,15 +354,20 @@ func inputDates(cweDate string, cves []index.CVE) *InputDates {
 }
 
 // newestRecord is the newest dateUpdated (else datePublished) of recs, in
-// the API's form; nil when no record has one.
+// the API's form; nil when no record has one. A copy: a pointer into a
+// record would keep it, and the store of held texts it refers to, until
+// the manifest is written.
 func newestRecord(recs []*CVE5Record) *string {
-	var newest *string
+	newest := ""
 	for _, r := range recs {
-		if r.Updated != "" && (newest == nil || r.Updated > *newest) {
-			newest = &r.Updated
+		if r.Updated > newest {
+			newest = r.Updated
 		}
 	}
-	return newest
+	if newest == "" {
+		return nil
+	}
+	return &newest
 }
 
 // readAliases reads the alias file at path, or returns the default one

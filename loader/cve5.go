@@ -64,8 +64,11 @@ type CVE5Record struct {
 	// Held, in what a build keeps of a record of a CVE of NVD (see
 	// cve5Keep.holdFor), is what the details keep of its affected
 	// entries, SSVC decision and entry keys: Affected and SSVC are nil
-	// then.
-	Held *index.HeldDetails
+	// then. HeldText is that, as made on the goroutine that decoded the
+	// record, until readCVE5Files holds it (in archive order): nil once
+	// it does.
+	Held     *index.HeldDetails
+	HeldText *index.HeldText
 }
 
 // Summary is the record's summary as the decisions give it: the first
@@ -197,7 +200,9 @@ func (k *cve5Keep) hold(r *CVE5Record) *CVE5Record {
 	if k.keysOf == nil {
 		return r
 	}
-	r.Held = index.HoldDetails(r.Affected, r.SSVC, k.keysOf(r.ID, r.Affected))
+	if t := index.MakeHeldText(r.Affected, r.SSVC, k.keysOf(r.ID, r.Affected)); !t.Empty() {
+		r.HeldText = &t
+	}
 	r.Affected, r.SSVC = nil, nil
 	return r
 }
