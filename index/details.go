@@ -127,6 +127,30 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		return fmt.Errorf("%s: too many CVSS metrics in all", c.Name)
 	}
 	ref := detailRef{first: uint32(len(ms)), status: b.intern(c.Status), kev: -1, n: uint16(len(c.Metrics))}
+	if h := c.Held; h != nil {
+		if len(c.Affected) > 0 || c.SSVC != nil || len(c.EntryKeys) > 0 {
+			return fmt.Errorf("%s: affected entries both held and not", c.Name)
+		}
+		affected, ssvc, keys, n, err := h.parts()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		if len(affected) > 0 {
+			ref.affected = b.internBytes(affected)
+		}
+		if len(ssvc) > 0 {
+			ref.ssvc = b.internBytes(ssvc)
+		}
+		if len(keys) > 0 {
+			if len(c.CPEs) > 0 {
+				return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
+			}
+			if !validEntryKeys(string(keys), n) {
+				return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
+			}
+			ref.keys = b.internBytes(keys)
+		}
+	}
 	if len(c.Affected) > 0 {
 		ref.affected = b.internBytes(encode(c.Affected))
 	}

@@ -54,6 +54,10 @@ type CVE struct {
 	// one of its inputs); nil for a CVE with CPEs, whose vendors and
 	// products are NVD's alone. A snapshot keeps them in its details.
 	EntryKeys []EntryKey `json:"-"`
+	// Held, when set, is what the details keep of the three fields above,
+	// which are then nil: the form a build holds a CVE's record in (see
+	// HeldDetails).
+	Held *HeldDetails `json:"-"`
 }
 
 // CPE is one cpeMatch entry of a CVE. URI is NVD's criteria string as

@@ -222,7 +222,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
 	if len(records) > 0 {
-		recs, infos, err := readCVE5Files(records, keptOfCVE5(cves))
+		keep := keptOfCVE5(cves)
+		if cold != nil {
+			keep.holdFor(cves, cold, aliases)
+		}
+		recs, infos, err := readCVE5Files(records, keep)
 		if err != nil {
 			return Manifest{}, err
 		}
@@ -384,15 +388,20 @@ func inputDates(cweDate string, cves []index.CVE) *InputDates {
 }
 
 // newestRecord is the newest dateUpdated (else datePublished) of recs, in
-// the API's form; nil when no record has one.
+// the API's form; nil when no record has one. A copy: a pointer into a
+// record would keep it, and the store of held texts it refers to, until
+// the manifest is written.
 func newestRecord(recs []*CVE5Record) *string {
-	var newest *string
+	newest := ""
 	for _, r := range recs {
-		if r.Updated != "" && (newest == nil || r.Updated > *newest) {
-			newest = &r.Updated
+		if r.Updated > newest {
+			newest = r.Updated
 		}
 	}
-	return newest
+	if newest == "" {
+		return nil
+	}
+	return &newest
 }
 
 // readAliases reads the alias file at path, or returns the default one
@@ -413,6 +422,7 @@ func readAliases(path string) (*Aliases, error) {
 // of its affected entries (EntryKeys, through aliases), each key with the
 // entries that give it; a CVE with CPEs gets none (NVD's analysis
 // supersedes its entries). cold holds the CPEs of the CVEs it spilled.
+// A CVE whose record is held (CVE.Held) has its keys there already.
 func setEntryKeys(cves []index.CVE, cold *coldStore, aliases *Aliases) {
 	for i := range cves {
 		c := &cves[i]
@@ -420,22 +430,30 @@ func setEntryKeys(cves []index.CVE, cold *coldStore, aliases *Aliases) {
 		if len(c.Affected) == 0 || cold.cpeCount(c) > 0 {
 			continue
 		}
-		for e := range c.Affected {
-			for _, k := range EntryKeys(&c.Affected[e], aliases) {
-				if !storableName(k.Vendor) || !storableName(k.Product) {
-					continue
-				}
-				j := slices.IndexFunc(c.EntryKeys, func(x index.EntryKey) bool { return x.Vendor == k.Vendor && x.Product == k.Product })
-				if j < 0 {
-					c.EntryKeys = append(c.EntryKeys, index.EntryKey{Vendor: k.Vendor, Product: k.Product})
-					j = len(c.EntryKeys) - 1
-				}
-				if es := c.EntryKeys[j].Entries; len(es) == 0 || es[len(es)-1] != e {
-					c.EntryKeys[j].Entries = append(es, e)
-				}
+		c.EntryKeys = entryKeysOf(c.Affected, aliases)
+	}
+}
+
+// entryKeysOf returns the entry keys of a CVE without NVD CPEs whose
+// affected entries are es (see setEntryKeys).
+func entryKeysOf(es []index.AffectedEntry, aliases *Aliases) []index.EntryKey {
+	var keys []index.EntryKey
+	for e := range es {
+		for _, k := range EntryKeys(&es[e], aliases) {
+			if !storableName(k.Vendor) || !storableName(k.Product) {
+				continue
+			}
+			j := slices.IndexFunc(keys, func(x index.EntryKey) bool { return x.Vendor == k.Vendor && x.Product == k.Product })
+			if j < 0 {
+				keys = append(keys, index.EntryKey{Vendor: k.Vendor, Product: k.Product})
+				j = len(keys) - 1
+			}
+			if ks := keys[j].Entries; len(ks) == 0 || ks[len(ks)-1] != e {
+				keys[j].Entries = append(ks, e)
 			}
 		}
 	}
+	return keys
 }
 
 // storableName reports whether a key's vendor or product can be listed:

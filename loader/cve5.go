@@ -61,6 +61,14 @@ type CVE5Record struct {
 	// "kev", see cve5KEV), nil when none: served only for a CVE that NVD
 	// has not published (a CVE of NVD keeps NVD's).
 	KEV *index.KEV
+	// Held, in what a build keeps of a record of a CVE of NVD (see
+	// cve5Keep.holdFor), is what the details keep of its affected
+	// entries, SSVC decision and entry keys: Affected and SSVC are nil
+	// then. HeldText is that, as made on the goroutine that decoded the
+	// record, until readCVE5Files holds it (in archive order): nil once
+	// it does.
+	Held     *index.HeldDetails
+	HeldText *index.HeldText
 }
 
 // Summary is the record's summary as the decisions give it: the first
@@ -110,7 +118,7 @@ func mergeCVE5(cves []index.CVE, recs []*CVE5Record) (out []index.CVE, only int)
 			i++
 		}
 		if i < len(cves) && cves[i].Name == r.ID {
-			cves[i].Affected, cves[i].SSVC = r.Affected, r.SSVC
+			cves[i].Affected, cves[i].SSVC, cves[i].Held = r.Affected, r.SSVC, r.Held
 			i++
 			continue
 		}
@@ -154,6 +162,28 @@ type cve5Keep struct {
 	// partOf reports whether only part of the record of the CVE id is
 	// kept (a CVE of NVD).
 	partOf func(id string) bool
+	// keysOf, when set, makes the part kept held (see holdFor): it gives
+	// the entry keys of the CVE id's entries es.
+	keysOf func(id string, es []index.AffectedEntry) []index.EntryKey
+}
+
+// holdFor makes k keep the part of a record of a CVE of cves (by name
+// ascending, NVD's CPEs of those it spilled in cold) in the form the
+// details keep it in (index.HeldDetails), made as the record is read,
+// with the entry keys that setEntryKeys would give it through aliases:
+// its affected entries are never held as objects beside the CVEs (what
+// set a build's peak with records), nor interned, nor encoded again when
+// the details are built. A -previous build, which compares the entries
+// with the previous snapshot's, keeps them as they are.
+func (k *cve5Keep) holdFor(cves []index.CVE, cold *coldStore, aliases *Aliases) *cve5Keep {
+	k.keysOf = func(id string, es []index.AffectedEntry) []index.EntryKey {
+		i := sort.Search(len(cves), func(i int) bool { return cves[i].Name >= id })
+		if i == len(cves) || cves[i].Name != id || cold.cpeCount(&cves[i]) > 0 {
+			return nil
+		}
+		return entryKeysOf(es, aliases)
+	}
+	return k
 }
 
 // keep returns what is kept of r.
@@ -161,7 +191,20 @@ func (k *cve5Keep) keep(r *CVE5Record) *CVE5Record {
 	if k == nil || !k.partOf(r.ID) {
 		return r
 	}
-	return keptPart(r)
+	return k.hold(keptPart(r))
+}
+
+// hold makes the part kept r (of a CVE of NVD) held, when k holds parts:
+// see holdFor.
+func (k *cve5Keep) hold(r *CVE5Record) *CVE5Record {
+	if k.keysOf == nil {
+		return r
+	}
+	if t := index.MakeHeldText(r.Affected, r.SSVC, k.keysOf(r.ID, r.Affected)); !t.Empty() {
+		r.HeldText = &t
+	}
+	r.Affected, r.SSVC = nil, nil
+	return r
 }
 
 // keptPart is the part kept of the record r of a CVE of NVD.
@@ -539,7 +582,7 @@ func decodeCVE5Part(buf []byte, k *cve5Keep) *CVE5Record {
 		}
 	}
 	out.Assigner = "" // not kept: see keptPart
-	return out
+	return k.hold(out)
 }
 
 // cve5CWEs returns the distinct CWE-<n> of the container's problemTypes

@@ -18,6 +18,8 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zip"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // maxCVE5SniffBytes is how much of a file's (or zip entry's) decompressed
@@ -175,12 +177,25 @@ func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
 // readCVE5Files is ReadCVE5Files keeping, of each record as soon as it
 // is decoded, only what keep keeps of it (nil keep: all of it). The strings that the records' affected entries
 // repeat (vendors, products, versions, statuses, sources) are held once.
+//
+// When keep holds the part kept (see cve5Keep.holdFor), its texts are
+// held in one index.HeldStore, in the order read.
 func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, error) {
 	var all []*CVE5Record // in the order read
 	infos := make([]FileInfo, len(paths))
 	strs := newInterner()
+	var held *index.HeldStore
+	if keep != nil && keep.keysOf != nil {
+		var err error
+		if held, err = index.NewHeldStore(); err != nil {
+			return nil, nil, fmt.Errorf("loader: zstd: %w", err)
+		}
+	}
 	for i, p := range paths {
 		fi, err := readCVE5File(p, keep, func(r *CVE5Record) error {
+			if held != nil && r.HeldText != nil {
+				r.Held, r.HeldText = held.Hold(*r.HeldText), nil
+			}
 			strs.record(r)
 			all = append(all, r)
 			return nil
@@ -189,6 +204,9 @@ func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, e
 			return nil, nil, err
 		}
 		infos[i] = fi
+	}
+	if held != nil {
+		held.Seal()
 	}
 	return mergeCVE5Sorted(all), infos, nil
 }

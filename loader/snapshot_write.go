@@ -114,19 +114,6 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	ids = nil
 	writePhase("ids written")
-	// The details are built once, first: the file keeps them in the order
-	// of the CVE bodies, and the index, which reorders them, gets them
-	// once the file is written.
-	details, err := buildDetails(d.CVEs, spend)
-	if err != nil {
-		// A CVE whose body is bad is told first, as when the bodies
-		// were encoded first.
-		if berr := eachBody(d.CVEs, cold, carried, nil); berr != nil {
-			err = berr
-		}
-		return m, fmt.Errorf("loader: build %s: %w", dir, err)
-	}
-	writePhase("details built")
 	// The bodies are encoded, checked (a build that would not load is
 	// refused here rather than at serve time) and written as they are
 	// made, a batch at a time, rather than held all at once beside the
@@ -187,6 +174,15 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	}
 	carried = nil
 	writePhase("bodies written")
+	// The details are built once the bodies are written, in their order:
+	// the texts they hold whole (the affected entries' JSON of CVE JSON 5
+	// records, which a build holds compressed until then: see
+	// index.HeldDetails) are then held beside the CVEs' fewest fields.
+	details, err := buildDetails(d.CVEs, spend)
+	if err != nil {
+		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	writePhase("details built")
 	if epss != nil {
 		epss = epss.only(d.CVEs)
 		m.EPSS = epssInfo(epss, epssFile)
@@ -256,8 +252,13 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if spend {
 		// Nothing reads the build's CVEs after this: the index is made
 		// from the bodies as written, as a load makes it, in the memory
-		// they held (collected now, not once the heap has doubled).
-		d.CVEs = nil
+		// they held (collected now, not once the heap has doubled). So
+		// are the details: read back from their files as a load reads
+		// them, their JSON texts (the affected entries of CVE JSON 5
+		// records) kept compressed, rather than the ones built held
+		// whole beside the index (at 100k, 43 MB of the 270 MB live
+		// while it was built: a build's peak).
+		d.CVEs, details = nil, nil
 		runtime.GC()
 	}
 	// The index checks the data and gives the counts.
@@ -268,6 +269,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	entries, err := decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
+	}
+	if details == nil {
+		if details, err = decodeDetails(tmp, m, lay.cves, dec, true); err != nil {
+			return m, fmt.Errorf("loader: build %s: %w", dir, err)
+		}
 	}
 	writePhase("entries read")
 	ix, err := index.BuildEntries(d.CWEs, entries, details, d.Reports, index.Meta{EPSS: epss.source()})
@@ -405,7 +411,7 @@ func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
 			return nil, err
 		}
 		if spend {
-			c.Affected, c.SSVC, c.EntryKeys, c.KEV = nil, nil, nil, nil
+			c.Affected, c.SSVC, c.EntryKeys, c.KEV, c.Held = nil, nil, nil, nil, nil
 		}
 	}
 	return b.Details(), nil
