@@ -95,14 +95,44 @@ func TestPcacheBound(t *testing.T) {
 	big := &result{body: make([]byte, pcacheMax/3), page: 1, total: 1}
 	hdrs := &[2]string{"1", "</cve?page=1>"}
 	for i := 0; i < 2; i++ {
-		if !p.put("/t"+strconv.Itoa(i), big, hdrs) {
+		if !p.put("/t"+strconv.Itoa(i), big, hdrs, nil) {
 			t.Fatalf("put %d refused", i)
 		}
 	}
-	if p.put("/t9", big, hdrs) {
+	if p.put("/t9", big, hdrs, nil) {
 		t.Error("a put beyond pcacheMax was taken")
 	}
 	if e, ok := p.get("/t1"); !ok || len(e.body) != len(big.body) || e.hdrs != hdrs {
 		t.Error("a kept page is gone")
+	}
+}
+
+// TestPageCacheBeforeRouting: a kept page, answered before routing, still
+// says "Connection: close" while draining and answers If-None-Match with
+// 304; other methods at its target are still refused by its route.
+func TestPageCacheBeforeRouting(t *testing.T) {
+	var draining atomic.Bool
+	ix := handData(t)
+	s := New(func() *index.Index { return ix }, Options{Draining: draining.Load})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const target = "/vendors/acme/products/widget/cve?version=1.3"
+	first, _ := do(t, srv, "GET", target, nil)
+	if _, ok := s.pcache.Load().get(target); !ok || first.StatusCode != 200 {
+		t.Fatalf("%s: %d, not kept", target, first.StatusCode)
+	}
+	draining.Store(true)
+	res, _ := do(t, srv, "GET", target, nil)
+	if !res.Close {
+		t.Error("a kept page while draining: no Connection: close")
+	}
+	draining.Store(false)
+	res, body := do(t, srv, "GET", target, map[string]string{"If-None-Match": first.Header.Get("ETag")})
+	if res.StatusCode != 304 || len(body) != 0 {
+		t.Errorf("If-None-Match on a kept page: %d, %d bytes", res.StatusCode, len(body))
+	}
+	res, _ = do(t, srv, "POST", target, nil)
+	if res.StatusCode != 405 || res.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST on a kept page's target: %d, Allow %q", res.StatusCode, res.Header.Get("Allow"))
 	}
 }
