@@ -319,7 +319,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		fresh    bool       // res is no cached page: keep it if it is one
 	)
 	if hit != nil {
-		res, pageHdrs = result{body: hit.body, page: hit.page, total: hit.total}, hit.hdrs
+		res, pageHdrs = result{body: hit.body, page: hit.page, total: hit.total}, hit.headerValues()
 	} else {
 		res, err = h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize, stale: s.stale}, bufs.body[:0])
 		if res.appended {
@@ -385,7 +385,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		size = len(body)
 		hdr["Content-Encoding"] = contentEncoding[coding]
 	}
-	hdr["Content-Length"] = contentLength(size)
+	if hit != nil && coding == identity {
+		hdr["Content-Length"] = hit.vals[2:3:3]
+	} else {
+		hdr["Content-Length"] = contentLength(size)
+	}
 	if res.page > 0 {
 		hdr["X-Total-Count"] = pageHdrs[0:1:1]
 		hdr["Link"] = pageHdrs[1:2:2]
