@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -135,4 +136,67 @@ func TestPageCacheBeforeRouting(t *testing.T) {
 	if res.StatusCode != 405 || res.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST on a kept page's target: %d, Allow %q", res.StatusCode, res.Header.Get("Allow"))
 	}
+}
+
+// TestPageCacheSwaps: clients asking for pages, kept or not, while the
+// snapshot is swapped back and forth get, every time, one snapshot's
+// answer whole: the body, X-Total-Count, Link and Content-Length of the
+// snapshot its ETag and X-Snapshot-Id name, never one kept for the other.
+// Run with -race (make test), it also checks that the cache is safe for
+// concurrent use.
+func TestPageCacheSwaps(t *testing.T) {
+	a, b := handData(t), otherIndex(t)
+	targets := []string{"/cve?page=1", "/cve?page=2", "/vendors/acme/cve?page=1", "/vendors/acme/products/widget/cve?version=1",
+		"/cve?cvss=high", "/vendors/acme/products/widget/cve"}
+	// What each snapshot answers, from a server that never saw the other.
+	want := map[string]pageAnswer{}
+	for _, ix := range []*index.Index{a, b} {
+		fresh := httptest.NewServer(New(func() *index.Index { return ix }, Options{}))
+		for _, target := range targets {
+			want[ix.ETag()+target] = getPage(t, fresh, "GET", target)
+		}
+		fresh.Close()
+	}
+	var cur atomic.Pointer[index.Index]
+	cur.Store(a)
+	srv := httptest.NewServer(New(cur.Load, Options{}))
+	defer srv.Close()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				cur.Store(b)
+			} else {
+				cur.Store(a)
+			}
+			runtime.Gosched()
+		}
+	}()
+	errs := make(chan string, 4)
+	for c := 0; c < 4; c++ {
+		go func() {
+			for i := 0; i < 150; i++ {
+				target := targets[(c+i)%len(targets)]
+				got := getPage(t, srv, "GET", target)
+				if diff := cmp.Diff(want[got.ETag+target], got); diff != "" {
+					errs <- target + " (-that snapshot's answer +got):\n" + diff
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for c := 0; c < 4; c++ {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	close(stop)
+	<-done
 }
