@@ -3,7 +3,10 @@ package httpapi
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"sync"
+
+	"github.com/vulnd/vulnd/index"
 )
 
 // pcache keeps the pages of lists one snapshot answered, composed, by
@@ -27,9 +30,32 @@ type pcache struct {
 type pageEntry struct {
 	body        []byte
 	page, total int
-	// hdrs are the X-Total-Count and Link values.
-	hdrs *[2]string
+	// vals are the X-Total-Count, Link and (for the body as it is)
+	// Content-Length values. Their bytes and the target the page is kept
+	// under are one string, and the values' array is in the entry: a hit
+	// reads a few cache lines besides the body, as the Go ceiling of make
+	// bench-load does, where values kept apart cost a cache miss each on
+	// a busy machine.
+	vals [3]string
+	// rm counts the answers of the page's route (nil without metrics).
+	rm *routeMetrics
 }
+
+// newPageEntry copies res, the page answering target, with its
+// X-Total-Count and Link values hdrs; key is target, in the entry's
+// string.
+func newPageEntry(target string, res *result, hdrs *[2]string, rm *routeMetrics) (key string, e *pageEntry) {
+	clen := strconv.Itoa(len(res.body))
+	text := target + hdrs[0] + hdrs[1] + clen
+	key, text = text[:len(target)], text[len(target):]
+	e = &pageEntry{body: bytes.Clone(res.body), page: res.page, total: res.total, rm: rm}
+	e.vals[0], text = text[:len(hdrs[0])], text[len(hdrs[0]):]
+	e.vals[1], e.vals[2] = text[:len(hdrs[1])], text[len(hdrs[1]):]
+	return key, e
+}
+
+// headerValues are e's X-Total-Count and Link values, as serve takes them.
+func (e *pageEntry) headerValues() *[2]string { return (*[2]string)(e.vals[:2]) }
 
 // pcacheMax bounds the bytes one pcache holds (bodies, targets and
 // header values); 64 MB is some 10,000 pages of 20 CVE summaries.
@@ -48,7 +74,7 @@ func (p *pcache) get(target string) (*pageEntry, bool) {
 
 // put keeps a copy of res's page under target; false when the cache is
 // full.
-func (p *pcache) put(target string, res *result, hdrs *[2]string) bool {
+func (p *pcache) put(target string, res *result, hdrs *[2]string, rm *routeMetrics) bool {
 	cost := len(res.body) + len(target) + len(hdrs[0]) + len(hdrs[1])
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -56,7 +82,8 @@ func (p *pcache) put(target string, res *result, hdrs *[2]string) bool {
 		return false
 	}
 	if _, ok := p.m[target]; !ok {
-		p.m[target] = &pageEntry{body: bytes.Clone(res.body), page: res.page, total: res.total, hdrs: hdrs}
+		key, e := newPageEntry(target, res, hdrs, rm)
+		p.m[key] = e
 		p.size += cost
 	}
 	return true
@@ -68,22 +95,32 @@ func pageCacheable(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.RequestURI != ""
 }
 
-// cachedPage returns the page kept for r's target in the snapshot tagged
-// tag, if any.
-func (s *Server) cachedPage(r *http.Request, tag string) (*pageEntry, bool) {
+// cachedPage returns the page kept for r's target, and the snapshot it
+// was kept for, when that snapshot is the one served; nil otherwise. It is
+// asked before routing: a kept target passed the router and every check of
+// ServeHTTP, and the same target always does.
+func (s *Server) cachedPage(r *http.Request) (*pageEntry, *index.Index) {
 	if !pageCacheable(r) {
-		return nil, false
+		return nil, nil
 	}
 	p := s.pcache.Load()
-	if p == nil || p.tag != tag {
-		return nil, false
+	if p == nil {
+		return nil, nil
 	}
-	return p.get(r.RequestURI)
+	e, ok := p.get(r.RequestURI)
+	if !ok {
+		return nil, nil
+	}
+	ix := s.index()
+	if ix == nil || ix.ETag() != p.tag {
+		return nil, nil
+	}
+	return e, ix
 }
 
 // keepPage keeps res, a page of the snapshot tagged tag answering r, with
-// its header values.
-func (s *Server) keepPage(r *http.Request, tag string, res *result, hdrs *[2]string) {
+// its header values and its route's metrics.
+func (s *Server) keepPage(r *http.Request, tag string, res *result, hdrs *[2]string, rm *routeMetrics) {
 	if !pageCacheable(r) {
 		return
 	}
@@ -96,7 +133,7 @@ func (s *Server) keepPage(r *http.Request, tag string, res *result, hdrs *[2]str
 			return
 		}
 	}
-	if !p.put(r.RequestURI, res, hdrs) {
+	if !p.put(r.RequestURI, res, hdrs, rm) {
 		s.pcache.CompareAndSwap(p, newPcache(tag)) // full: start over
 	}
 }

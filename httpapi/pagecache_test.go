@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -95,14 +96,107 @@ func TestPcacheBound(t *testing.T) {
 	big := &result{body: make([]byte, pcacheMax/3), page: 1, total: 1}
 	hdrs := &[2]string{"1", "</cve?page=1>"}
 	for i := 0; i < 2; i++ {
-		if !p.put("/t"+strconv.Itoa(i), big, hdrs) {
+		if !p.put("/t"+strconv.Itoa(i), big, hdrs, nil) {
 			t.Fatalf("put %d refused", i)
 		}
 	}
-	if p.put("/t9", big, hdrs) {
+	if p.put("/t9", big, hdrs, nil) {
 		t.Error("a put beyond pcacheMax was taken")
 	}
-	if e, ok := p.get("/t1"); !ok || len(e.body) != len(big.body) || e.hdrs != hdrs {
+	if e, ok := p.get("/t1"); !ok || len(e.body) != len(big.body) || *e.headerValues() != *hdrs || e.vals[2] != strconv.Itoa(len(big.body)) {
 		t.Error("a kept page is gone")
 	}
+}
+
+// TestPageCacheBeforeRouting: a kept page, answered before routing, still
+// says "Connection: close" while draining and answers If-None-Match with
+// 304; other methods at its target are still refused by its route.
+func TestPageCacheBeforeRouting(t *testing.T) {
+	var draining atomic.Bool
+	ix := handData(t)
+	s := New(func() *index.Index { return ix }, Options{Draining: draining.Load})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	const target = "/vendors/acme/products/widget/cve?version=1.3"
+	first, _ := do(t, srv, "GET", target, nil)
+	if _, ok := s.pcache.Load().get(target); !ok || first.StatusCode != 200 {
+		t.Fatalf("%s: %d, not kept", target, first.StatusCode)
+	}
+	draining.Store(true)
+	res, _ := do(t, srv, "GET", target, nil)
+	if !res.Close {
+		t.Error("a kept page while draining: no Connection: close")
+	}
+	draining.Store(false)
+	res, body := do(t, srv, "GET", target, map[string]string{"If-None-Match": first.Header.Get("ETag")})
+	if res.StatusCode != 304 || len(body) != 0 {
+		t.Errorf("If-None-Match on a kept page: %d, %d bytes", res.StatusCode, len(body))
+	}
+	res, _ = do(t, srv, "POST", target, nil)
+	if res.StatusCode != 405 || res.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST on a kept page's target: %d, Allow %q", res.StatusCode, res.Header.Get("Allow"))
+	}
+}
+
+// TestPageCacheSwaps: clients asking for pages, kept or not, while the
+// snapshot is swapped back and forth get, every time, one snapshot's
+// answer whole: the body, X-Total-Count, Link and Content-Length of the
+// snapshot its ETag and X-Snapshot-Id name, never one kept for the other.
+// Run with -race (make test), it also checks that the cache is safe for
+// concurrent use.
+func TestPageCacheSwaps(t *testing.T) {
+	a, b := handData(t), otherIndex(t)
+	targets := []string{"/cve?page=1", "/cve?page=2", "/vendors/acme/cve?page=1", "/vendors/acme/products/widget/cve?version=1",
+		"/cve?cvss=high", "/vendors/acme/products/widget/cve"}
+	// What each snapshot answers, from a server that never saw the other.
+	want := map[string]pageAnswer{}
+	for _, ix := range []*index.Index{a, b} {
+		fresh := httptest.NewServer(New(func() *index.Index { return ix }, Options{}))
+		for _, target := range targets {
+			want[ix.ETag()+target] = getPage(t, fresh, "GET", target)
+		}
+		fresh.Close()
+	}
+	var cur atomic.Pointer[index.Index]
+	cur.Store(a)
+	srv := httptest.NewServer(New(cur.Load, Options{}))
+	defer srv.Close()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				cur.Store(b)
+			} else {
+				cur.Store(a)
+			}
+			runtime.Gosched()
+		}
+	}()
+	errs := make(chan string, 4)
+	for c := 0; c < 4; c++ {
+		go func() {
+			for i := 0; i < 150; i++ {
+				target := targets[(c+i)%len(targets)]
+				got := getPage(t, srv, "GET", target)
+				if diff := cmp.Diff(want[got.ETag+target], got); diff != "" {
+					errs <- target + " (-that snapshot's answer +got):\n" + diff
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for c := 0; c < 4; c++ {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	close(stop)
+	<-done
 }

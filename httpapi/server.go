@@ -121,7 +121,7 @@ func (s *Server) handle(path string, h handler, post bool) {
 			}
 			return
 		}
-		s.serve(w, r, ps, h, rm)
+		s.serve(w, r, ps, h, rm, nil, nil)
 	}
 	if !strings.ContainsAny(path, ":*") {
 		s.static[path] = handle
@@ -215,6 +215,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.draining != nil && s.draining() {
 		w.Header()["Connection"] = connClose
 	}
+	// A page kept for this very target needs no routing: the target
+	// passed every check below when it was composed, and the same target
+	// always takes the same route.
+	if e, ix := s.cachedPage(r); e != nil {
+		s.serve(w, r, nil, nil, e.rm, ix, e)
+		return
+	}
 	path := r.URL.EscapedPath()
 	// wire.NewListener rewrites a request line that net/http would refuse, or
 	// that is too long to hold, to one of the marker targets, so the
@@ -275,9 +282,13 @@ var (
 // serve runs one endpoint's handler and writes its answer: the one
 // writer of every answer. A panic in the handler, or anywhere in serve,
 // is recovered here: see recovered. rm, if not nil, counts the answer.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler, rm *routeMetrics) {
+// With hit, the page kept for r's target in the page cache of ix, the
+// answer is that page and h is not run.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Params, h handler, rm *routeMetrics, ix *index.Index, hit *pageEntry) {
 	start := s.now()
-	ix := s.index()
+	if hit == nil {
+		ix = s.index()
+	}
 	if ix == nil {
 		status, n := writeError(w, r, errNotLoaded)
 		s.finish(r, rm, status, n, start)
@@ -307,8 +318,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		pageHdrs *[2]string // a page's X-Total-Count and Link values
 		fresh    bool       // res is no cached page: keep it if it is one
 	)
-	if e, ok := s.cachedPage(r, ix.ETag()); ok {
-		res, pageHdrs = result{body: e.body, page: e.page, total: e.total}, e.hdrs
+	if hit != nil {
+		res, pageHdrs = result{body: hit.body, page: hit.page, total: hit.total}, hit.headerValues()
 	} else {
 		res, err = h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize, stale: s.stale}, bufs.body[:0])
 		if res.appended {
@@ -324,7 +335,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	if res.page > 0 && pageHdrs == nil {
 		pageHdrs = pageHeaderValues(r.URL.EscapedPath(), res.links, res.page, res.total, s.pageSize)
 		if fresh && res.stream == nil && !res.stale {
-			s.keepPage(r, ix.ETag(), &res, pageHdrs)
+			s.keepPage(r, ix.ETag(), &res, pageHdrs, rm)
 		}
 	}
 	// Headers, validators, 304, HEAD and Content-Length alike, then the
@@ -374,7 +385,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		size = len(body)
 		hdr["Content-Encoding"] = contentEncoding[coding]
 	}
-	hdr["Content-Length"] = contentLength(size)
+	if hit != nil && coding == identity {
+		hdr["Content-Length"] = hit.vals[2:3:3]
+	} else {
+		hdr["Content-Length"] = contentLength(size)
+	}
 	if res.page > 0 {
 		hdr["X-Total-Count"] = pageHdrs[0:1:1]
 		hdr["Link"] = pageHdrs[1:2:2]

@@ -13,6 +13,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -195,15 +196,26 @@ func (r *lineRewriter) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	// n bytes of p are filled: it takes what r.in holds (a request line
+	// and its headers, as one read from src brings them) before Read
+	// returns, so net/http reads a request in one call, but src is read
+	// only when nothing is filled.
+	n := 0
 	for {
 		if len(r.out) > 0 {
-			n := copy(p, r.out)
-			r.out = r.out[n:]
-			return n, nil
+			m := copy(p[n:], r.out)
+			r.out = r.out[m:]
+			if n += m; n == len(p) {
+				return n, nil
+			}
+			continue
 		}
 		if len(r.in) > 0 {
 			r.step()
 			continue
+		}
+		if n > 0 {
+			return n, nil
 		}
 		if r.err != nil {
 			err := r.err
@@ -440,7 +452,7 @@ func (r *lineRewriter) requestLine(full []byte) []byte {
 // target net/http accepts.
 func targetMarker(target []byte) string {
 	path, query := splitTarget(target)
-	pathOK := ValidEscapes(path) && plainBytes(path)
+	pathOK := plainEscapes(path)
 	if pathOK && plainBytes(query) {
 		return ""
 	}
@@ -489,6 +501,41 @@ func ValidEscapes[T string | []byte](s T) bool {
 	return true
 }
 
+// plainEscapes is ValidEscapes(path) && plainBytes(path) in one pass,
+// eight bytes at a time where none of them needs a look.
+func plainEscapes(path []byte) bool {
+	for i := 0; i < len(path); i++ {
+		for i+8 <= len(path) && !special8(binary.LittleEndian.Uint64(path[i:])) {
+			i += 8
+		}
+		if i == len(path) {
+			break
+		}
+		switch c := path[i]; {
+		case c <= ' ' || c == 0x7f:
+			return false
+		case c == '%':
+			if i+2 >= len(path) || !isHex(path[i+1]) || !isHex(path[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+// special8 reports whether one of the eight bytes in x is a control byte,
+// a space, DEL or "%" (the bytes plainEscapes and plainBytes look at; it
+// may say so of "%" to plainBytes, which then looks byte by byte). The
+// tests are the exact ones of "Bit Twiddling Hacks": a byte below 0x21,
+// and a byte equal to 0x7f or 0x25.
+func special8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	below := (x - 0x21*ones) & ^x & highs
+	return below|hasZero(x^(0x7f*ones))|hasZero(x^('%'*ones)) != 0
+}
+
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
@@ -496,6 +543,9 @@ func isHex(c byte) bool {
 // plainBytes reports whether b holds no control byte and no space: net/http
 // refuses a request-target holding a control byte, and a space ends it.
 func plainBytes(b []byte) bool {
+	for len(b) >= 8 && !special8(binary.LittleEndian.Uint64(b)) {
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c <= ' ' || c == 0x7f {
 			return false
@@ -508,7 +558,28 @@ func plainBytes(b []byte) bool {
 // header section or of r.in, noting whether the request has a body.
 func (r *lineRewriter) stepHeaders() {
 	in := r.in
-	for i := 0; i < len(in); i++ {
+	i := 0
+	// Whole lines, as a read from src mostly brings them, are taken a
+	// line at a time; a line cut by the end of r.in goes byte by byte
+	// below, which follows it across reads. Both note the same things.
+	for r.hdr == hdrStart && i < len(in) {
+		j := bytes.IndexByte(in[i:], '\n')
+		if j < 0 {
+			break
+		}
+		line := in[i : i+j]
+		switch {
+		case j == 0 || j == 1 && line[0] == '\r':
+			r.endHeaders(i + j + 1)
+			return
+		case line[0] == ' ' || line[0] == '\t':
+			r.passNext = true // a folded line
+		case line[0] != '\r': // a line of a CR and more is malformed: net/http rejects it
+			r.headerLine(line)
+		}
+		i += j + 1
+	}
+	for ; i < len(in); i++ {
 		c := in[i]
 		switch r.hdr {
 		case hdrStart:
@@ -570,6 +641,43 @@ func (r *lineRewriter) stepHeaders() {
 		}
 	}
 	r.out, r.in = in, nil
+}
+
+// headerLine notes a whole header line (without its LF) that starts with
+// a field name, as stepHeaders does byte by byte: the field name runs to
+// the first colon (a line without one is malformed: nothing to note).
+func (r *lineRewriter) headerLine(line []byte) {
+	c := bytes.IndexByte(line, ':')
+	if c < 0 {
+		return
+	}
+	switch name := line[:c]; {
+	case equalLower(name, "content-length"):
+		for _, b := range line[c+1:] {
+			if b != ' ' && b != '\t' && b != '\r' && b != '0' {
+				r.passNext = true // a body, or a length net/http rejects
+				return
+			}
+		}
+	case equalLower(name, "transfer-encoding"), equalLower(name, "upgrade"):
+		r.passNext = true
+	}
+}
+
+// equalLower reports whether b, with A-Z lowered, is lower.
+func equalLower(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // nameByte adds c to the field name being read.
