@@ -173,9 +173,10 @@ func bodiesOf(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	if err := eachRecord(dir, s.Manifest.Files[keyCVEs], dec, func(_ int, line []byte) error {
-		out = append(out, string(line))
+	// eachRecord calls f from a goroutine per chunk: by record number.
+	out := make([]string, s.Manifest.Files[keyCVEs].Records)
+	if err := eachRecord(dir, s.Manifest.Files[keyCVEs], dec, func(n int, line []byte) error {
+		out[n] = string(line)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
