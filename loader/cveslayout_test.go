@@ -69,62 +69,15 @@ func sameCVEAnswers(t *testing.T, a, b string) {
 // without -previous of the same feeds, and the incremental build and
 // the one with -full write the same bytes.
 func TestCVEsOverlayChain(t *testing.T) {
-	dir := t.TempDir()
-	cwe := smallCatalog(t, dir)
-	const n, changed, added = 2000, 40, 5
-	day := overlayDays(t, dir, n, changed, added, 2500)
-	first := BuildOptions{CWECatalog: cwe, Feeds: day(0), Out: filepath.Join(dir, "s0"), Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
-	buildLogged(t, first)
-	if m0 := readManifestT(t, first.Out); len(m0.Files[keyCVEs].Chunks) < 2 {
-		t.Fatalf("cves.jsonl.zst of %d chunks, want 2 or more", len(m0.Files[keyCVEs].Chunks))
-	}
-	prev := first.Out
-	for k := 1; k <= 4; k++ {
-		opt := first
-		opt.Feeds, opt.Previous, opt.Out, opt.Time = day(k), prev, filepath.Join(dir, fmt.Sprint("s", k)), first.Time.Add(time.Duration(k)*2*time.Hour)
-		if log := incrementalAndFull(t, opt); !incremental(log) {
-			t.Fatalf("day %d not built incrementally: %q", k, log)
+	overlayChain(t, keyCVEs, func(k int, prev, built, fresh string) {
+		sameCVEAnswers(t, fresh, built)
+		pm, m, fm := readManifestT(t, prev), readManifestT(t, built), readManifestT(t, fresh)
+		cves := overlayChainCVEs(k)
+		checkOverlayDay(t, k, pm, m, fm, keyCVEs, []string{keyCVEs, keyCVEsLayout}, cves)
+		if k != 3 && m.Counts.CVEs != cves {
+			t.Errorf("day %d: the manifest counts %d CVEs, want %d", k, m.Counts.CVEs, cves)
 		}
-		buildLogged(t, opt)
-		fresh := opt
-		fresh.Previous, fresh.Out = "", filepath.Join(dir, fmt.Sprint("fresh", k))
-		buildLogged(t, fresh)
-		sameCVEAnswers(t, fresh.Out, opt.Out)
-
-		pm, m, fm := readManifestT(t, prev), readManifestT(t, opt.Out), readManifestT(t, fresh.Out)
-		was, now := pm.Files[keyCVEs].Chunks, m.Files[keyCVEs].Chunks
-		cves := n + k*added
-		lines := 0
-		for _, c := range now {
-			lines += c.Records
-		}
-		if k == 3 {
-			for _, key := range []string{keyCVEs, keyCVEsLayout} {
-				if got, want := m.Files[key], fm.Files[key]; got.SHA256 != want.SHA256 {
-					t.Errorf("day %d: %s is not the compact one (%d bytes, want %d)", k, got.Name, got.Size, want.Size)
-				}
-			}
-			if lines != cves {
-				t.Errorf("day %d: %d lines in cves.jsonl.zst for %d CVEs", k, lines, cves)
-			}
-		} else {
-			if len(now) <= len(was) || !slices.Equal(now[:len(was)], was) {
-				t.Errorf("day %d: the previous cves.jsonl.zst's %d chunks are not the first of its %d", k, len(was), len(now))
-			}
-			// The dead lines: the bodies changed since the base.
-			since := k
-			if k == 4 {
-				since = 1
-			}
-			if dead := lines - cves; dead != since*changed {
-				t.Errorf("day %d: %d dead lines, want %d", k, dead, since*changed)
-			}
-			if m.Counts.CVEs != cves {
-				t.Errorf("day %d: the manifest counts %d CVEs, want %d", k, m.Counts.CVEs, cves)
-			}
-		}
-		prev = opt.Out
-	}
+	})
 }
 
 // TestCVEsLayoutLines: the layout file's lines, written and parsed back,

@@ -112,19 +112,40 @@ func sameNVDAnswers(t *testing.T, a, b string) {
 // the records, it writes the compact layout again: nvd.zst, its facts and
 // layout as a build without -previous writes them.
 func TestNVDOverlayChain(t *testing.T) {
+	overlayChain(t, keyNVD, func(k int, prev, built, fresh string) {
+		sameNVDAnswers(t, fresh, built)
+		pm, m, fm := readManifestT(t, prev), readManifestT(t, built), readManifestT(t, fresh)
+		records := overlayChainCVEs(k)
+		// Compacted on day 3: as a build without -previous lays them out.
+		checkOverlayDay(t, k, pm, m, fm, keyNVD, []string{keyNVD, keyNVDFacts, keyNVDLayout}, records)
+		if k != 3 && m.Files[keyNVD].SHA256 == fm.Files[keyNVD].SHA256 {
+			t.Errorf("day %d: nvd.zst is the compact one", k)
+		}
+	})
+}
+
+// The chain of refreshes of TestNVDOverlayChain and TestCVEsOverlayChain:
+// n CVEs, changed of them changed and added new each day.
+const overlayN, overlayChanged, overlayAdded = 2000, 40, 5
+
+// overlayChainCVEs is the number of CVEs (and NVD records) on day k.
+func overlayChainCVEs(k int) int { return overlayN + k*overlayAdded }
+
+// overlayChain builds the first day of the chain (whose file key must be
+// of 2 chunks or more), then four refreshes, each with -previous the one
+// before, checked to be built incrementally and to write the same bytes
+// as with -full, and a build of the same feeds without -previous beside
+// each; check is given each day's previous, refreshed and fresh
+// snapshots.
+func overlayChain(t *testing.T, key string, check func(k int, prev, built, fresh string)) {
+	t.Helper()
 	dir := t.TempDir()
 	cwe := smallCatalog(t, dir)
-	// 2,000 records of about 2.5 KB (two chunks of nvd.zst), 40 changed
-	// and 5 added a day: the dead and outside records are 4.2 % of them
-	// on day 1, 8.5 % on day 2, 12.7 % on day 3 (a compaction), 4.2 % on
-	// day 4.
-	const n, changed, added = 2000, 40, 5
-	day := overlayDays(t, dir, n, changed, added, 2500)
+	day := overlayDays(t, dir, overlayN, overlayChanged, overlayAdded, 2500)
 	first := BuildOptions{CWECatalog: cwe, Feeds: day(0), Out: filepath.Join(dir, "s0"), Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
 	buildLogged(t, first)
-	m0 := readManifestT(t, first.Out)
-	if len(m0.Files[keyNVD].Chunks) < 2 {
-		t.Fatalf("nvd.zst of %d chunks, want 2 or more", len(m0.Files[keyNVD].Chunks))
+	if m0 := readManifestT(t, first.Out); len(m0.Files[key].Chunks) < 2 {
+		t.Fatalf("%s of %d chunks, want 2 or more", m0.Files[key].Name, len(m0.Files[key].Chunks))
 	}
 	prev := first.Out
 	for k := 1; k <= 4; k++ {
@@ -137,42 +158,45 @@ func TestNVDOverlayChain(t *testing.T) {
 		fresh := opt
 		fresh.Previous, fresh.Out = "", filepath.Join(dir, fmt.Sprint("fresh", k))
 		buildLogged(t, fresh)
-		sameNVDAnswers(t, fresh.Out, opt.Out)
-
-		pm, m, fm := readManifestT(t, prev), readManifestT(t, opt.Out), readManifestT(t, fresh.Out)
-		was, now := pm.Files[keyNVD].Chunks, m.Files[keyNVD].Chunks
-		records := n + k*added
-		lines := 0
-		for _, c := range now {
-			lines += c.Records
-		}
-		if k == 3 {
-			// Compacted: as a build without -previous lays them out.
-			for _, key := range []string{keyNVD, keyNVDFacts, keyNVDLayout} {
-				if got, want := m.Files[key], fm.Files[key]; got.SHA256 != want.SHA256 {
-					t.Errorf("day %d: %s is not the compact one (%d bytes, want %d)", k, got.Name, got.Size, want.Size)
-				}
-			}
-			if lines != records {
-				t.Errorf("day %d: %d lines in nvd.zst for %d records", k, lines, records)
-			}
-		} else {
-			if len(now) <= len(was) || !slices.Equal(now[:len(was)], was) {
-				t.Errorf("day %d: the previous nvd.zst's %d chunks are not the first of its %d", k, len(was), len(now))
-			}
-			if m.Files[keyNVD].SHA256 == fm.Files[keyNVD].SHA256 {
-				t.Errorf("day %d: nvd.zst is the compact one", k)
-			}
-			// The dead lines: the records changed since the base.
-			since := k
-			if k == 4 {
-				since = 1
-			}
-			if dead := lines - records; dead != since*changed {
-				t.Errorf("day %d: %d dead lines, want %d", k, dead, since*changed)
-			}
-		}
+		check(k, prev, opt.Out, fresh.Out)
 		prev = opt.Out
+	}
+}
+
+// checkOverlayDay checks day k's file key of the chain (see overlayChain)
+// against the previous day's (pm) and a build without -previous (fm):
+// on day 3, the dead lines and those outside the base pass the share and
+// every file of compacted is the compact one, its lines the count
+// records; on the others, the previous file's chunks come first, the
+// same sums, and its dead lines are the records changed since the base
+// (day 4's base is day 3's compaction).
+func checkOverlayDay(t *testing.T, k int, pm, m, fm Manifest, key string, compacted []string, records int) {
+	t.Helper()
+	was, now := pm.Files[key].Chunks, m.Files[key].Chunks
+	lines := 0
+	for _, c := range now {
+		lines += c.Records
+	}
+	if k == 3 {
+		for _, key := range compacted {
+			if got, want := m.Files[key], fm.Files[key]; got.SHA256 != want.SHA256 {
+				t.Errorf("day %d: %s is not the compact one (%d bytes, want %d)", k, got.Name, got.Size, want.Size)
+			}
+		}
+		if lines != records {
+			t.Errorf("day %d: %d lines in %s for %d records", k, lines, m.Files[key].Name, records)
+		}
+		return
+	}
+	if len(now) <= len(was) || !slices.Equal(now[:len(was)], was) {
+		t.Errorf("day %d: the previous %s's %d chunks are not the first of its %d", k, m.Files[key].Name, len(was), len(now))
+	}
+	since := k
+	if k == 4 {
+		since = 1
+	}
+	if dead := lines - records; dead != since*overlayChanged {
+		t.Errorf("day %d: %d dead lines in %s, want %d", k, dead, m.Files[key].Name, since*overlayChanged)
 	}
 }
 
