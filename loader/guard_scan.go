@@ -25,19 +25,35 @@ var (
 // to decoding it whole when they are not as EncodeCVE writes them (or a
 // name or time holds an escape): the same result either way.
 func parseStamp(line []byte, st *Stamp) error {
-	if name, rest, ok := stampString(line, stampName); ok {
-		if _, rest, ok = stampString(rest, stampSummary); ok {
-			if _, rest, ok = stampString(rest, stampCreatedAt); ok {
-				if updated, _, ok := stampString(rest, stampUpdatedAt); ok &&
-					bytes.IndexByte(name, '\\') < 0 && bytes.IndexByte(updated, '\\') < 0 {
-					st.Name, st.UpdatedAt = string(name), string(updated)
-					return nil
-				}
-			}
-		}
+	if name, _, updated, ok := bodyHead(line); ok {
+		st.Name, st.UpdatedAt = string(name), string(updated)
+		return nil
 	}
 	*st = Stamp{}
 	return json.Unmarshal(line, st)
+}
+
+// bodyHead reads a body's name, created_at and updated_at from its first
+// members, as EncodeCVE writes them; false when they are not so, or one
+// of them holds an escape (the body is then to be decoded whole).
+func bodyHead(line []byte) (name, created, updated []byte, ok bool) {
+	name, rest, ok := stampString(line, stampName)
+	if ok {
+		_, rest, ok = stampString(rest, stampSummary)
+	}
+	if ok {
+		created, rest, ok = stampString(rest, stampCreatedAt)
+	}
+	if ok {
+		updated, _, ok = stampString(rest, stampUpdatedAt)
+	}
+	for _, f := range [][]byte{name, created, updated} {
+		ok = ok && bytes.IndexByte(f, '\\') < 0
+	}
+	if !ok {
+		return nil, nil, nil, false
+	}
+	return name, created, updated, true
 }
 
 // stampString reads, at the start of b, prefix (which ends in the

@@ -261,73 +261,20 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 	return s, bodies, nil
 }
 
-// bodyStamp sets c's name and dates from a stored CVE body, whose first
-// members are name, summary, created_at and updated_at (see
-// index.EncodeCVE), without decoding the rest; a body of another shape is
-// decoded whole for them.
+// bodyStamp sets c's name and dates from a stored CVE body, from its
+// first members as the refresh guard reads them (bodyHead), without
+// decoding the rest; a body of another shape is decoded whole for them.
 func bodyStamp(body []byte, c *index.CVE) error {
-	rest := body
-	var fields [len(bodyStampKeys)][]byte
-	ok := len(rest) > 0 && rest[0] == '{'
-	rest = rest[min(1, len(rest)):]
-	for k, key := range bodyStampKeys {
-		if !ok {
-			break
-		}
-		if k > 0 {
-			if ok = len(rest) > 0 && rest[0] == ','; !ok {
-				break
-			}
-			rest = rest[1:]
-		}
-		if ok = bytes.HasPrefix(rest, []byte(key)); !ok {
-			break
-		}
-		rest = rest[len(key):]
-		fields[k], rest, ok = cutJSONString(rest)
-	}
-	if !ok {
-		var whole index.CVE
-		if err := json.Unmarshal(body, &whole); err != nil {
-			return err
-		}
-		*c = index.CVE{Name: whole.Name, CreatedAt: whole.CreatedAt, UpdatedAt: whole.UpdatedAt}
+	if name, created, updated, ok := bodyHead(body); ok {
+		*c = index.CVE{Name: string(name), CreatedAt: string(created), UpdatedAt: string(updated)}
 		return nil
 	}
-	var texts [len(bodyStampKeys)]string
-	for k, f := range fields {
-		if k == 1 {
-			continue // the summary
-		}
-		if bytes.IndexByte(f, '\\') < 0 {
-			texts[k] = string(f[1 : len(f)-1])
-		} else if err := json.Unmarshal(f, &texts[k]); err != nil {
-			return err
-		}
+	var whole index.CVE
+	if err := json.Unmarshal(body, &whole); err != nil {
+		return err
 	}
-	*c = index.CVE{Name: texts[0], CreatedAt: texts[2], UpdatedAt: texts[3]}
+	*c = index.CVE{Name: whole.Name, CreatedAt: whole.CreatedAt, UpdatedAt: whole.UpdatedAt}
 	return nil
-}
-
-// bodyStampKeys are the first members of a stored CVE body, each with
-// its colon.
-var bodyStampKeys = [...]string{`"name":`, `"summary":`, `"created_at":`, `"updated_at":`}
-
-// cutJSONString cuts the JSON string at the start of p (quotes included)
-// from the rest; false when p does not start with a whole one.
-func cutJSONString(p []byte) (str, rest []byte, ok bool) {
-	if len(p) == 0 || p[0] != '"' {
-		return nil, p, false
-	}
-	for i := 1; i < len(p); i++ {
-		switch p[i] {
-		case '\\':
-			i++
-		case '"':
-			return p[:i+1], p[i+1:], true
-		}
-	}
-	return nil, p, false
 }
 
 // decodeCVE is the previous snapshot's CVE k whole (its body decoded,
