@@ -40,6 +40,24 @@ func idsChunkTables(t *testing.T, dir string) (Manifest, []string) {
 	return m, tables
 }
 
+// sampleRefresh builds the real sample with changes/before.json.gz as the
+// modified feed (first, built) and gives a two-hourly refresh of it with
+// after.json.gz instead (second, -previous first, into s2, not built).
+func sampleRefresh(t *testing.T) (first, second BuildOptions) {
+	t.Helper()
+	dir := t.TempDir()
+	cwe := smallCatalog(t, dir)
+	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
+	first = BuildOptions{CWECatalog: cwe, Feeds: []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"),
+		filepath.Join(dir, "day1"), "nvdcve-2.0-modified.json.gz")}, Out: filepath.Join(dir, "s1"),
+		Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
+	buildLogged(t, first)
+	second = first
+	second.Feeds = []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "day2"), "nvdcve-2.0-modified.json.gz")}
+	second.Previous, second.Out, second.Time = first.Out, filepath.Join(dir, "s2"), first.Time.Add(2*time.Hour)
+	return first, second
+}
+
 // TestIDsChunksKeptOverARefresh: ids.jsonl.zst starts each table in a
 // chunk of its own and ends with "next", so a build with -previous,
 // which only adds ids after the largest, leaves every chunk of a table
@@ -48,16 +66,7 @@ func idsChunkTables(t *testing.T, dir string) (Manifest, []string) {
 func TestIDsChunksKeptOverARefresh(t *testing.T) {
 	defer func(n int) { idsChunkBytes = n }(idsChunkBytes)
 	idsChunkBytes = 2 << 10
-	dir := t.TempDir()
-	cwe := smallCatalog(t, dir)
-	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
-	first := BuildOptions{CWECatalog: cwe, Feeds: []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"),
-		filepath.Join(dir, "day1"), "nvdcve-2.0-modified.json.gz")}, Out: filepath.Join(dir, "s1"),
-		Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
-	buildLogged(t, first)
-	second := first
-	second.Feeds = []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "day2"), "nvdcve-2.0-modified.json.gz")}
-	second.Previous, second.Out, second.Time = first.Out, filepath.Join(dir, "s2"), first.Time.Add(2*time.Hour)
+	first, second := sampleRefresh(t)
 	buildLogged(t, second)
 
 	m1, t1 := idsChunkTables(t, first.Out)
@@ -103,16 +112,7 @@ func TestIDsChunksKeptOverARefresh(t *testing.T) {
 func TestCarriedIDs(t *testing.T) {
 	defer func(n int) { idsChunkBytes = n }(idsChunkBytes)
 	idsChunkBytes = 2 << 10
-	dir := t.TempDir()
-	cwe := smallCatalog(t, dir)
-	yearly := copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
-	first := BuildOptions{CWECatalog: cwe, Feeds: []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/before.json.gz"),
-		filepath.Join(dir, "day1"), "nvdcve-2.0-modified.json.gz")}, Out: filepath.Join(dir, "s1"),
-		Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
-	buildLogged(t, first)
-	second := first
-	second.Feeds = []string{yearly, copyAs(t, sharedPath(t, "nvd/changes/after.json.gz"), filepath.Join(dir, "day2"), "nvdcve-2.0-modified.json.gz")}
-	second.Previous, second.Time = first.Out, first.Time.Add(2*time.Hour)
+	first, second := sampleRefresh(t)
 	if log := incrementalAndFull(t, second); !incremental(log) {
 		t.Fatalf("not incremental: %q", log)
 	}
@@ -157,7 +157,7 @@ func TestCarriedIDs(t *testing.T) {
 	}
 
 	// Two tables in one chunk: read whole.
-	bad := filepath.Join(dir, "bad")
+	bad := filepath.Join(t.TempDir(), "bad")
 	if err := os.MkdirAll(bad, 0o755); err != nil {
 		t.Fatal(err)
 	}
