@@ -29,7 +29,9 @@
 #   FT_CHANGE_RATE [0.02] share of CVEs the next day changes
 #   FT_CVE5 [0]          1: synth writes every CVE's JSON 5 record too, and
 #                        the site serves them as a cvelistV5 release that
-#                        fetch mirrors and build reads (a new one each day)
+#                        fetch mirrors and build reads (a new baseline each
+#                        day; two hours later an hourly delta of the next
+#                        day's changed records)
 #   FT_REPLICAS [3]      replicas behind nginx
 #   FT_EVERY [5s]        the replicas' -pull-every
 #   FT_TIMEOUT [900]     seconds the whole run may take
@@ -307,13 +309,19 @@ refresh() {
 # The next day's site, laid out beside the served one before any clock
 # starts.
 "$WORK/bin/feedsite" -from "$WORK/synth/next" -to "$WORK/site-next" -time 2026-11-23T06:00:00Z >&2
+# With the records: the CVE Program's release two hours later, the first
+# day's baseline and an hourly delta of the records the next day changed.
+((FT_CVE5)) && "$WORK/bin/feedsite" -from "$WORK/synth/next" -to "$WORK/site-2h" -time 2026-11-22T08:00:00Z -cve5-delta-from "$WORK/synth/day" >&2
 # Two hours later: NVD's modified and recent feeds change (here: to the
-# next day's), the yearly ones do not. Each file is copied beside its
-# place and renamed, as feedsite writes them.
+# next day's), the yearly ones do not; with the records, the release gains
+# the hour's delta. Each file is copied beside its place and renamed, as
+# feedsite writes them; the release's description last.
 two_hours() {
 	local f
-	for f in "$WORK"/site-next/nvdcve-2.0-{modified,recent}.*; do
-		cp "$f" "$WORK/site/.${f##*/}.part" && mv "$WORK/site/.${f##*/}.part" "$WORK/site/${f##*/}"
+	for f in "$WORK"/site-next/nvdcve-2.0-{modified,recent}.* \
+		$( ((FT_CVE5)) && echo "$WORK"/site-2h/cve5/releases/download/*_delta_CVEs_at_*.zip "$WORK/site-2h/cve5/releases/latest"); do
+		local to=$WORK/site/${f#"$WORK"/site-*/}
+		cp "$f" "${to%/*}/.${f##*/}.part" && mv "${to%/*}/.${f##*/}.part" "$to"
 	done
 }
 # A new day: every yearly feed is written again too (the modified and

@@ -23,6 +23,13 @@
 // date, a zip holding cves.zip holding cves/YYYY/NNxxx/ID.json as the CVE
 // Program lays them out, and cve5/releases/latest describing it as
 // GitHub's API does (name, relative browser_download_url, size, digest).
+//
+// With -cve5-delta-from DIR (another synth output, the day before), the
+// release is that of -time's hour instead: its baseline holds DIR's
+// records, at -time's midnight, and the hour's delta asset
+// (DAY_delta_CVEs_at_HHMMZ.zip, deltaCves/ID.json) the records of
+// SYNTH_DIR that DIR lacks or holds otherwise, as the CVE Program
+// publishes an hour's changes between two midnights.
 package main
 
 import (
@@ -70,12 +77,13 @@ func run(args []string) error {
 	from := fs.String("from", "", "bench/synth's output directory")
 	to := fs.String("to", "", "the site directory to write (made if missing)")
 	at := fs.String("time", "", "the site's time, RFC 3339: the feeds' timestamp and the window of modified and recent")
+	deltaFrom := fs.String("cve5-delta-from", "", "the CVE JSON 5 release's baseline is this synth output's records; -from's changes are the hour's delta")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	now, err := time.Parse(time.RFC3339, *at)
 	if *from == "" || *to == "" || err != nil {
-		return errors.New("usage: feedsite -from SYNTH_DIR -to SITE_DIR -time RFC3339")
+		return errors.New("usage: feedsite -from SYNTH_DIR -to SITE_DIR -time RFC3339 [-cve5-delta-from SYNTH_DIR]")
 	}
 	now = now.UTC()
 	paths, _ := filepath.Glob(filepath.Join(*from, "nvdcve-2.0-*.json.gz"))
@@ -139,7 +147,7 @@ func run(args []string) error {
 	if err := writeEPSS(*from, *to); err != nil {
 		return err
 	}
-	if err := writeCVE5(*from, *to, now); err != nil {
+	if err := writeCVE5(*from, *to, *deltaFrom, now); err != nil {
 		return err
 	}
 	fmt.Printf("feedsite: %s: %d feeds written (changed), %d modified and %d recent records\n", *to, written, len(modified), len(recent))

@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -42,11 +43,44 @@ func writeEPSS(from, to string) error {
 }
 
 // writeCVE5 lays the CVE JSON 5 record files of from out as a cvelistV5
-// release with one baseline asset, the day of now.
-func writeCVE5(from, to string, now time.Time) error {
-	es, err := os.ReadDir(from)
+// release of now: with deltaFrom "", one baseline asset (every record of
+// from, at now's midnight); otherwise the release of now's hour on a day
+// whose midnight baseline was deltaFrom's records, with the hour's delta
+// asset (DAY_delta_CVEs_at_HHMMZ.zip) holding the records of from that
+// deltaFrom lacks or holds otherwise, as deltaCves/ID.json.
+func writeCVE5(from, to, deltaFrom string, now time.Time) error {
+	if deltaFrom == "" {
+		inner, err := cve5Bundle(from)
+		if err != nil || inner == nil {
+			return err
+		}
+		return writeRelease(to, now, inner, nil)
+	}
+	base, err := cve5Bundle(deltaFrom)
 	if err != nil {
 		return err
+	}
+	next, err := cve5Bundle(from)
+	if err != nil {
+		return err
+	}
+	if base == nil || next == nil {
+		return fmt.Errorf("-cve5-delta-from: %s and %s must both hold CVE JSON 5 records", deltaFrom, from)
+	}
+	delta, err := cve5Delta(base, next)
+	if err != nil {
+		return err
+	}
+	return writeRelease(to, now, base, delta)
+}
+
+// cve5Bundle is the cves.zip of the CVE JSON 5 record files of from
+// (cves/YYYY/NNxxx/ID.json, as the CVE Program lays them out), or nil
+// when from holds none.
+func cve5Bundle(from string) ([]byte, error) {
+	es, err := os.ReadDir(from)
+	if err != nil {
+		return nil, err
 	}
 	var recs []json.RawMessage
 	for _, e := range es {
@@ -59,25 +93,21 @@ func writeCVE5(from, to string, now time.Time) error {
 		}
 		rs, err := rawRecords(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		recs = append(recs, rs...)
 	}
-	var inner bytes.Buffer
 	if len(recs) == 0 {
 		// bench/synth -cve5 writes cves.zip laid out as the CVE
 		// Program's own (cves/YYYY/NNxxx/ID.json): the release holds it
 		// as it is.
 		b, err := os.ReadFile(filepath.Join(from, "cves.zip"))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil
-		case err != nil:
-			return err
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
 		}
-		inner.Write(b)
-		return writeRelease(to, now, inner.Bytes())
+		return b, err
 	}
+	var inner bytes.Buffer
 	zw := zip.NewWriter(&inner)
 	for _, r := range recs {
 		var m struct {
@@ -86,27 +116,81 @@ func writeCVE5(from, to string, now time.Time) error {
 			} `json:"cveMetadata"`
 		}
 		if err := json.Unmarshal(r, &m); err != nil {
-			return err
+			return nil, err
 		}
 		var year, num string
 		if _, err := fmt.Sscanf(strings.ReplaceAll(m.Meta.ID, "-", " "), "CVE %s %s", &year, &num); err != nil || len(num) < 4 {
-			return fmt.Errorf("a record's cveId %q", m.Meta.ID)
+			return nil, fmt.Errorf("a record's cveId %q", m.Meta.ID)
 		}
 		w, err := zw.Create("cves/" + year + "/" + num[:len(num)-3] + "xxx/" + m.Meta.ID + ".json")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		w.Write(r)
 	}
 	if err := zw.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	return writeRelease(to, now, inner.Bytes())
+	return inner.Bytes(), nil
+}
+
+// cve5Delta is a delta asset (deltaCves/ID.json) of the records of next
+// (a cves.zip) that base (another) lacks or holds otherwise: another
+// size or CRC-32 of the same file name, which bench/synth's next day
+// gives every record it changes (it changes dateUpdated).
+func cve5Delta(base, next []byte) ([]byte, error) {
+	br, err := zip.NewReader(bytes.NewReader(base), int64(len(base)))
+	if err != nil {
+		return nil, fmt.Errorf("baseline cves.zip: %w", err)
+	}
+	nr, err := zip.NewReader(bytes.NewReader(next), int64(len(next)))
+	if err != nil {
+		return nil, fmt.Errorf("next cves.zip: %w", err)
+	}
+	type sum struct {
+		crc  uint32
+		size uint64
+	}
+	was := make(map[string]sum, len(br.File))
+	for _, f := range br.File {
+		was[path.Base(f.Name)] = sum{f.CRC32, f.UncompressedSize64}
+	}
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	for _, f := range nr.File {
+		name := path.Base(f.Name)
+		if !strings.HasSuffix(name, ".json") || f.FileInfo().IsDir() {
+			continue
+		}
+		if s, ok := was[name]; ok && s == (sum{f.CRC32, f.UncompressedSize64}) {
+			continue
+		}
+		r, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("next cves.zip: %s: %w", f.Name, err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("next cves.zip: %s: %w", f.Name, err)
+		}
+		w, err := zw.Create("deltaCves/" + name)
+		if err != nil {
+			return nil, err
+		}
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 // writeRelease writes inner (a cves.zip) as the baseline asset of a
-// cvelistV5 release of the day of now, and the release's description.
-func writeRelease(to string, now time.Time, inner []byte) error {
+// cvelistV5 release of now, at now's midnight, and delta, unless nil, as
+// the delta asset of now's hour; then the release's description. Assets
+// of other releases go.
+func writeRelease(to string, now time.Time, inner, delta []byte) error {
 	var outer bytes.Buffer
 	zw := zip.NewWriter(&outer)
 	w, err := zw.CreateHeader(&zip.FileHeader{Name: "cves.zip", Method: zip.Store})
@@ -117,39 +201,49 @@ func writeRelease(to string, now time.Time, inner []byte) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	name := now.Format("2006-01-02") + "_all_CVEs_at_midnight.zip.zip"
+	type file struct {
+		name string
+		b    []byte
+	}
+	files := []file{{now.Format("2006-01-02") + "_all_CVEs_at_midnight.zip.zip", outer.Bytes()}}
+	if delta != nil {
+		files = append(files, file{now.Format("2006-01-02") + "_delta_CVEs_at_" + now.Format("1504") + "Z.zip", delta})
+	}
 	dl := filepath.Join(to, "cve5", "releases", "download")
 	if err := os.MkdirAll(dl, 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join(dl, name)
-	if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, outer.Bytes()) {
-		if err := writeAtomic(path, outer.Bytes()); err != nil {
-			return err
+	var assets []map[string]any
+	for _, f := range files {
+		p := filepath.Join(dl, f.name)
+		if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, f.b) {
+			if err := writeAtomic(p, f.b); err != nil {
+				return err
+			}
 		}
+		sum := sha256.Sum256(f.b)
+		assets = append(assets, map[string]any{"name": f.name, "browser_download_url": "download/" + f.name,
+			"size": len(f.b), "digest": "sha256:" + hex.EncodeToString(sum[:])})
 	}
-	// The older baselines go, as GitHub's latest release no longer has
-	// them.
-	olds, _ := filepath.Glob(filepath.Join(dl, "*_all_CVEs_at_midnight.zip.zip"))
-	for _, o := range olds {
-		if o != path {
-			os.Remove(o)
-		}
-	}
-	sum := sha256.Sum256(outer.Bytes())
-	rel, err := json.MarshalIndent(map[string]any{
-		"tag_name": "cve_" + now.Format("2006-01-02_1504") + "Z",
-		"assets": []map[string]any{{"name": name, "browser_download_url": "download/" + name,
-			"size": outer.Len(), "digest": "sha256:" + hex.EncodeToString(sum[:])}},
-	}, "", "  ")
+	rel, err := json.MarshalIndent(map[string]any{"tag_name": "cve_" + now.Format("2006-01-02_1504") + "Z", "assets": assets}, "", "  ")
 	if err != nil {
 		return err
 	}
 	latest := filepath.Join(to, "cve5", "releases", "latest")
-	if old, err := os.ReadFile(latest); err == nil && bytes.Equal(old, rel) {
-		return nil
+	if old, err := os.ReadFile(latest); err != nil || !bytes.Equal(old, rel) {
+		if err := writeAtomic(latest, rel); err != nil {
+			return err
+		}
 	}
-	return writeAtomic(latest, rel)
+	// The older assets go once the description no longer names them, as
+	// GitHub's latest release no longer has them.
+	olds, _ := filepath.Glob(filepath.Join(dl, "*.zip"))
+	for _, o := range olds {
+		if !slices.ContainsFunc(files, func(f file) bool { return f.name == filepath.Base(o) }) {
+			os.Remove(o)
+		}
+	}
+	return nil
 }
 
 // rawRecords reads the records of a record file: a record or an array
