@@ -90,16 +90,15 @@ fuzz:
 # Rebuilds the bundled demo snapshot from synthetic feeds (deterministic):
 # a first day, then the next day (-next, 2% changed) built with -previous,
 # so the demo has a report with alerts.
-DEMOTMP := /tmp/vulnd-demo
+# Its scratch directory is its own (mktemp), so two runs do not share one.
 demo: build
-	rm -rf $(DEMOTMP)
-	$(GO) run -C bench ./synth -o $(DEMOTMP)/day -cves 2000 -seed 1 -cve5
-	$(GO) run -C bench ./synth -o $(DEMOTMP)/next -cves 2000 -seed 1 -cve5 -next -change-rate 0.02
-	$(BIN) build -cwe $(DEMOTMP)/day/cwec_synth.xml -o $(DEMOTMP)/s1 -time 2026-11-22T06:00:00Z \
-	  -epss $$(ls $(DEMOTMP)/day/epss_scores-*.csv.gz) $(DEMOTMP)/day/nvdcve-2.0-*.json.gz $(DEMOTMP)/day/cves.zip
-	$(BIN) build -cwe $(DEMOTMP)/next/cwec_synth.xml -o $(DEMO) -previous $(DEMOTMP)/s1 -time 2026-11-23T06:00:00Z \
-	  -epss $$(ls $(DEMOTMP)/next/epss_scores-*.csv.gz) $(DEMOTMP)/next/nvdcve-2.0-*.json.gz $(DEMOTMP)/next/cves.zip
-	rm -rf $(DEMOTMP)
+	@set -ex; t=$$(mktemp -d /tmp/vulnd-demo.XXXXXX); trap 'rm -rf "$$t"' EXIT; \
+	$(GO) run -C bench ./synth -o $$t/day -cves 2000 -seed 1 -cve5; \
+	$(GO) run -C bench ./synth -o $$t/next -cves 2000 -seed 1 -cve5 -next -change-rate 0.02; \
+	$(BIN) build -cwe $$t/day/cwec_synth.xml -o $$t/s1 -time 2026-11-22T06:00:00Z \
+	  -epss $$(ls $$t/day/epss_scores-*.csv.gz) $$t/day/nvdcve-2.0-*.json.gz $$t/day/cves.zip; \
+	$(BIN) build -cwe $$t/next/cwec_synth.xml -o $(DEMO) -previous $$t/s1 -time 2026-11-23T06:00:00Z \
+	  -epss $$(ls $$t/next/epss_scores-*.csv.gz) $$t/next/nvdcve-2.0-*.json.gz $$t/next/cves.zip
 
 # Builds a snapshot of the real sample in ../shared/data into SAMPLE_DIR,
 # by default a new directory under $TMPDIR (or /tmp) each run, and says
