@@ -227,6 +227,12 @@ for ((i = 1; i <= FT_REPLICAS; i++)); do
 		[[ $(code_of "http://127.0.0.1:${ADMIN[$i]}/readyz") == 200 ]] && break
 		sleep 0.05
 	done
+	# /status may take more than snapshot_of's 2 s at first on a busy
+	# machine: asked again for up to 10 s.
+	for ((k = 0; k < 20; k++)); do
+		[[ $(snapshot_of "${API[$i]}") == "$ID1" ]] && break
+		sleep 0.5
+	done
 	[[ $(snapshot_of "${API[$i]}") == "$ID1" ]] || die "replica $i serves '$(snapshot_of "${API[$i]}")', not $ID1"
 done
 say "$FT_REPLICAS replicas filled themselves from $REPO:latest and serve $ID1"
