@@ -336,3 +336,51 @@ func TestListenerSlowReaderCut(t *testing.T) {
 		t.Fatal("the write to a client that never reads was not cut")
 	}
 }
+
+// BenchmarkDeadlineMoves makes the deadline moves net/http makes on a
+// keep-alive connection with serve's four limits for each request (idle,
+// header, whole request, write, then the background read's zero and
+// abort), on a loopback TCP connection as accepted and through
+// NewListener.
+func BenchmarkDeadlineMoves(b *testing.B) {
+	for _, wrapped := range []bool{false, true} {
+		name := "tcp"
+		if wrapped {
+			name = "wire"
+		}
+		b.Run(name, func(b *testing.B) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			var ln net.Listener = l
+			if wrapped {
+				ln = NewListener(l)
+			}
+			cc, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cc.Close()
+			c, err := ln.Accept()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			past := time.Unix(1, 0)
+			b.ReportAllocs()
+			for b.Loop() {
+				now := time.Now()
+				c.SetWriteDeadline(time.Time{})
+				c.SetReadDeadline(now.Add(2 * time.Minute))
+				c.SetReadDeadline(now.Add(5 * time.Second))
+				c.SetReadDeadline(now.Add(10 * time.Second))
+				c.SetWriteDeadline(now.Add(30 * time.Second))
+				c.SetReadDeadline(time.Time{})
+				c.SetReadDeadline(past)
+				c.SetReadDeadline(time.Time{})
+			}
+		})
+	}
+}
