@@ -327,6 +327,9 @@ func (m *Main) serve(s *http.Server, ln net.Listener) {
 }
 
 // The limits of every listener's http.Server where Main leaves them 0.
+// On the API listener they act up to wire.SweepPeriod (250 ms) after they
+// pass: its connections' deadlines are coarse, so that net/http moving
+// them on every request re-arms no timer (see wire.NewListener).
 const (
 	defaultReadHeaderTimeout = 5 * time.Second
 	defaultReadTimeout       = 10 * time.Second

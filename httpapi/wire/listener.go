@@ -16,8 +16,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // The marker targets: the request-targets that NewListener's connections
@@ -87,17 +91,30 @@ const escapeReadSize = 4 << 10
 // other request line over 8 KiB, or bytes that are not HTTP/1.x — it passes
 // everything through unchanged for the rest of its life.
 //
-// The listener is for cleartext HTTP/1.x. Deadlines and Close reach the
-// accepted connection; CloseWrite does too when the accepted connection has
-// it (as *net.TCPConn does), so net/http can still close gracefully. The
-// listener is safe for concurrent use as l is; each connection is read by
-// one goroutine at a time, as net/http reads it.
+// The listener is for cleartext HTTP/1.x. Close reaches the accepted
+// connection; CloseWrite does too when the accepted connection has it (as
+// *net.TCPConn does), so net/http can still close gracefully. Deadlines
+// are coarse (see SweepPeriod): a deadline at least SweepPeriod ahead is
+// only noted, and the listener's sweeper sets it on the accepted
+// connection once it has passed, at most SweepPeriod late; a zero deadline
+// cancels it, and a deadline that has passed or is nearer is set on the
+// connection at once, so an aborted read ends at once. net/http moves a
+// connection's read and write deadlines several times a request, and each
+// move of a real one re-arms a runtime timer. The listener is safe for
+// concurrent use as l is; each connection is read by one goroutine at a
+// time, as net/http reads it.
 func NewListener(l net.Listener) net.Listener {
-	return escapeListener{l}
+	return &escapeListener{Listener: l, sw: &sweeper{conns: map[*escapeConn]struct{}{}}}
 }
+
+// SweepPeriod is how often a listener made by NewListener looks for
+// deadlines of its connections that have passed: a deadline that far
+// ahead or farther takes effect up to SweepPeriod after it passes.
+const SweepPeriod = 250 * time.Millisecond
 
 type escapeListener struct {
 	net.Listener
+	sw *sweeper
 }
 
 // closeWriter is the half-close net/http uses before closing a connection
@@ -107,12 +124,13 @@ type closeWriter interface {
 }
 
 // Accept waits for the next connection and wraps it.
-func (l escapeListener) Accept() (net.Conn, error) {
+func (l *escapeListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	ec := &escapeConn{Conn: c, r: lineRewriter{src: c}}
+	ec := &escapeConn{Conn: c, r: lineRewriter{src: c}, sw: l.sw}
+	l.sw.add(ec)
 	if cw, ok := c.(closeWriter); ok {
 		return &escapeCloseWriteConn{ec, cw}, nil
 	}
@@ -120,10 +138,169 @@ func (l escapeListener) Accept() (net.Conn, error) {
 }
 
 // escapeConn is an accepted connection whose reads go through a
-// lineRewriter. Everything else is the connection's own.
+// lineRewriter and whose deadlines are coarse. Everything else is the
+// connection's own.
 type escapeConn struct {
 	net.Conn
-	r lineRewriter
+	r      lineRewriter
+	sw     *sweeper
+	rd, wd deadline // the read and write deadlines
+}
+
+// Close closes the connection; its deadlines are no longer swept.
+func (c *escapeConn) Close() error {
+	c.sw.remove(c)
+	return c.Conn.Close()
+}
+
+// SetDeadline sets the read and write deadlines, coarsely (see
+// NewListener).
+func (c *escapeConn) SetDeadline(t time.Time) error {
+	err := c.SetReadDeadline(t)
+	if werr := c.SetWriteDeadline(t); err == nil {
+		err = werr
+	}
+	return err
+}
+
+// SetReadDeadline sets the read deadline, coarsely (see NewListener).
+func (c *escapeConn) SetReadDeadline(t time.Time) error {
+	return c.rd.set(t, c.sw.now.Load(), c.Conn.SetReadDeadline)
+}
+
+// SetWriteDeadline sets the write deadline, coarsely (see NewListener).
+func (c *escapeConn) SetWriteDeadline(t time.Time) error {
+	return c.wd.set(t, c.sw.now.Load(), c.Conn.SetWriteDeadline)
+}
+
+// deadline is one of an escapeConn's deadlines: the one asked for, and
+// whether the connection's own deadline is set.
+//
+// The connection's own deadline is changed only with mu held. A setter
+// that only notes a far deadline (want) reads applied after storing want,
+// and a sweep sets applied before reading want: one of them sees the
+// other's store, so a sweep never sets a deadline that a setter has
+// moved unseen (it sees the new one), or else the setter sees applied and
+// clears what the sweep set.
+type deadline struct {
+	mu      sync.Mutex
+	want    atomic.Int64 // Unix nanoseconds; 0: none
+	applied atomic.Bool  // the connection's own deadline may be set
+}
+
+// set asks for the deadline t, now being the sweeper's clock; apply sets
+// the connection's own.
+func (d *deadline) set(t time.Time, now int64, apply func(time.Time) error) error {
+	n := unixNano(t)
+	if n != 0 && n-now < int64(SweepPeriod) {
+		// Passed, or too near for a sweep: set it at once, exactly.
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.want.Store(n)
+		d.applied.Store(true)
+		return apply(t)
+	}
+	d.want.Store(n)
+	if !d.applied.Load() {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.applied.Load() {
+		return nil
+	}
+	if w := d.want.Load(); w != 0 && w-now < int64(SweepPeriod) {
+		return nil // a nearer one came meanwhile, and was set
+	}
+	d.applied.Store(false)
+	return apply(time.Time{})
+}
+
+// sweep sets the connection's own deadline to the one asked for if that
+// has passed by now and is not set yet.
+func (d *deadline) sweep(now int64, apply func(time.Time) error) {
+	if w := d.want.Load(); w == 0 || w > now || d.applied.Load() {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.applied.Store(true)
+	if w := d.want.Load(); w != 0 && w <= now {
+		apply(time.Unix(0, w))
+		return
+	}
+	d.applied.Store(false)
+}
+
+// unixNano is t in Unix nanoseconds, 0 for the zero time; times beyond
+// int64's range are clamped to it, and others not after 1970 are 1: all
+// past.
+func unixNano(t time.Time) int64 {
+	switch {
+	case t.IsZero():
+		return 0
+	case t.Unix() <= 0:
+		return 1
+	case t.Unix() >= math.MaxInt64/int64(time.Second):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// sweeper applies the deadlines of a listener's connections that have
+// passed, every SweepPeriod, from a goroutine that runs while the
+// listener has connections open.
+type sweeper struct {
+	now     atomic.Int64 // Unix nanoseconds at the last sweep: the clock setters go by
+	mu      sync.Mutex
+	conns   map[*escapeConn]struct{}
+	running bool
+}
+
+// add starts sweeping c's deadlines.
+func (s *sweeper) add(c *escapeConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns[c] = struct{}{}
+	if !s.running {
+		s.running = true
+		s.now.Store(time.Now().UnixNano())
+		go s.run()
+	}
+}
+
+// remove stops sweeping c's deadlines.
+func (s *sweeper) remove(c *escapeConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// run sweeps every SweepPeriod until there is no connection left.
+func (s *sweeper) run() {
+	t := time.NewTicker(SweepPeriod)
+	defer t.Stop()
+	var conns []*escapeConn
+	for range t.C {
+		now := time.Now().UnixNano()
+		s.now.Store(now)
+		s.mu.Lock()
+		if len(s.conns) == 0 {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		conns = conns[:0]
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for i, c := range conns {
+			c.rd.sweep(now, c.Conn.SetReadDeadline)
+			c.wd.sweep(now, c.Conn.SetWriteDeadline)
+			conns[i] = nil
+		}
+	}
 }
 
 // Read reads from the connection, rewriting request lines as NewListener
