@@ -127,3 +127,29 @@ func FuzzEntryKeys(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCVE5Metadata checks the quick paths of mapCVE5Metadata against
+// what they stand for: isCVEID against cveIDPattern, and cve5Time's
+// served form against formatTime of parseCVE5Time (the same error, or
+// the same time and text).
+func FuzzCVE5Metadata(f *testing.F) {
+	for _, s := range []string{"CVE-2024-1234", "CVE-2024-123456789", "CVE-2024-1234567890", "CVE-2024-123", "cve-2024-1234",
+		"CVE-20241-1234", "CVE-2024-12a4", "CVE-2024-1234\n", "2024-06-07T10:15:12.293Z", "2024-06-07T10:15:12Z",
+		"2024-06-07T10:15:12", "2024-06-07T10:15:12.293", "2024-06-07T10:15:12+02:00", "2024-06-07T10:15:12,5Z",
+		"2024-06-07T10:15:12.Z", "2024-02-30T10:15:12Z", "2024-06-07T24:00:00Z", "2024-06-07t10:15:12z", "0000-01-01T00:00:00.000000000Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isCVEID(s), cveIDPattern.MatchString(s); got != want {
+			t.Errorf("isCVEID(%q) = %v, cveIDPattern says %v", s, got, want)
+		}
+		tm, served, err := cve5Time(s)
+		wantT, wantErr := parseCVE5Time(s)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("cve5Time(%q): error %v, parseCVE5Time's %v", s, err, wantErr)
+		}
+		if err == nil && (!tm.Equal(wantT) || tm.Location() != wantT.Location() || served != formatTime(wantT)) {
+			t.Errorf("cve5Time(%q) = %v %q, want %v %q", s, tm, served, wantT, formatTime(wantT))
+		}
+	})
+}

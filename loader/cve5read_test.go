@@ -2,17 +2,23 @@ package loader
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/klauspost/compress/zip"
 
 	"github.com/vulnd/vulnd/loader/loadertest"
 )
@@ -286,5 +292,75 @@ func TestReadCVE5ZipReadsAhead(t *testing.T) {
 	t.Logf("%d records, %d bytes: %d reads", n, len(data), c.reads.Load())
 	if c.reads.Load() > 20 {
 		t.Errorf("%d records of %d bytes in all took %d reads", n, len(data), c.reads.Load())
+	}
+}
+
+// TestReadCVE5ZipHash: the size and SHA-256 that ReadCVE5Files gives of
+// a zip archive, which it hashes as it reads it ahead, are the file's,
+// whether the archive fits in one window or takes many, holds a zip
+// archive (stored, read in place; or deflated, read from a copy), or
+// other files; and the read ahead hashed the archive's files, leaving
+// little to hash afterwards.
+func TestReadCVE5ZipHash(t *testing.T) {
+	record := func(i int) cve5ZipFile {
+		id := fmt.Sprintf("CVE-2024-%05d", i+1)
+		return cve5ZipFile{name: id + ".json", data: []byte(cve5JSON(id, "2024-02-01T00:00:00.000Z", fmt.Sprintf("d%d", i))), stored: i%3 == 0}
+	}
+	var small, large []cve5ZipFile
+	for i := range 10 {
+		small = append(small, record(i))
+	}
+	for i := range 6000 { // about 2 MB stored: several windows
+		large = append(large, record(i))
+	}
+	inner := cve5Zip(t, small...)
+	for _, tt := range []struct {
+		name  string
+		files []cve5ZipFile
+	}{
+		{"small", small},
+		{"large", large},
+		{"large with others", append([]cve5ZipFile{{name: "README.md", data: []byte("# cves\n")}}, append(large, cve5ZipFile{name: "delta.json", data: []byte(`{"new":[]}`)})...)},
+		{"stored zip inside", append(slices.Clone(large[:3000]), cve5ZipFile{name: "inner.zip", data: inner, stored: true}, large[3000])},
+		{"deflated zip inside", append(slices.Clone(large[:3000]), cve5ZipFile{name: "inner.zip", data: inner}, large[3000])},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data := cve5Zip(t, tt.files...)
+			path := filepath.Join(t.TempDir(), "cves.zip")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, infos, err := ReadCVE5Files([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(data)
+			if got, want := infos[0], (FileInfo{Name: "cves.zip", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}); !reflect.DeepEqual(got, want) {
+				t.Errorf("%+v, want %+v", got, want)
+			}
+			// What the read ahead hashed: up to the central directory.
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			ra := newReadAhead(f, int64(len(data)))
+			ra.hash = sha256.New()
+			if err := readCVE5Zip(ra, int64(len(data)), path, 0, nil, func(*CVE5Record) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := zr.File[len(zr.File)-1]
+			off, err := last.DataOffset()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end := off + int64(last.CompressedSize64); ra.hashed < end {
+				t.Errorf("hashed %d bytes of %d as read ahead, want at least its files' %d", ra.hashed, len(data), end)
+			}
+		})
 	}
 }
