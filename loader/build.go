@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,7 +97,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if opt.Previous == "" {
 		replacedReports = reportsIn(opt.Out)
 	}
-	aliases, err := readAliases(opt.Aliases)
+	aliases, aliasSum, err := readAliases(opt.Aliases)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -136,7 +137,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
-	inc, why, err := readFeedsIncremental(opt, feeds, records, enc, stage)
+	inc, why, err := readFeedsIncremental(opt, feeds, records, aliases, aliasSum, enc, stage)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -146,8 +147,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 		prev, inc = inc.prev, nil
 	}
 	incremental := inc != nil
+	var recs *carriedRecords // what the records gave, carried over (nil: read)
 	if incremental {
-		cves, carried, nvd, feedInfo, prev = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev
+		cves, carried, nvd, feedInfo, prev, recs = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev, inc.records
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
 				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
@@ -221,7 +223,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
 	var recordStamps []Stamp // by name, for the refresh guard
-	if len(records) > 0 {
+	if recs != nil {
+		// cves has the CVEs of records alone already.
+		dates.NVD, dates.CVE5 = recs.nvd, recs.cve5
+		recordInfo, recordStamps = recs.infos, recs.stamps
+	} else if len(records) > 0 {
 		keep := keptOfCVE5(cves)
 		if cold != nil {
 			keep.holdFor(cves, cold, aliases)
@@ -289,6 +295,16 @@ func Build(opt BuildOptions) (Manifest, error) {
 		}
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
+				if recs != nil {
+					// The dates of the records of NVD's CVEs were
+					// not carried over (see carryRecords): a full
+					// build, which reads them, decides.
+					stage("full build", "the refresh guard refused the records carried over without their dates: "+err.Error())
+					cves, carried, prev, nvd = nil, nil, nil, nil
+					full := opt
+					full.Full = true
+					return Build(full)
+				}
 				return Manifest{}, err
 			}
 			refreshOf = prev.ID
@@ -350,7 +366,10 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true)
+	if len(records) == 0 {
+		aliasSum = "" // the alias file mapped nothing
+	}
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true, aliasSum)
 	if err != nil {
 		return m, err
 	}
@@ -405,17 +424,18 @@ func newestRecord(recs []*CVE5Record) *string {
 }
 
 // readAliases reads the alias file at path, or returns the default one
-// when path is "".
-func readAliases(path string) (*Aliases, error) {
+// when path is "", with the SHA-256 of its bytes (see aliasesSum).
+func readAliases(path string) (*Aliases, string, error) {
 	if path == "" {
-		return DefaultAliases()
+		a, err := DefaultAliases()
+		return a, aliasesSum([]byte(defaultAliasesText)), err
 	}
-	f, err := os.Open(path)
+	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("loader: aliases: %w", err)
+		return nil, "", fmt.Errorf("loader: aliases: %w", err)
 	}
-	defer f.Close()
-	return ParseAliases(path, f)
+	a, err := ParseAliases(path, bytes.NewReader(text))
+	return a, aliasesSum(text), err
 }
 
 // setEntryKeys gives each CVE without NVD CPEs the vendors and products

@@ -184,6 +184,13 @@ type Manifest struct {
 	// verdict for a tag naming that snapshot, rather than reading both
 	// snapshots' CVEs again to compare them.
 	RefreshOf string `json:"refresh_of,omitempty"`
+	// Aliases is the SHA-256 (hex) of the alias file a build with CVE
+	// JSON 5 records mapped their affected entries' names with (the
+	// default one's, loader/aliases.txt, when it was given none); ""
+	// when the build read no record, or in a manifest older than it. A
+	// build with -previous carries what the records gave only from a
+	// snapshot of the same alias file (see carryRecords).
+	Aliases string `json:"aliases,omitempty"`
 }
 
 // EPSSInfo is the manifest's "epss": the EPSS file the scores came from
@@ -392,6 +399,9 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 				return m, fmt.Errorf("newest.%s %q is not a timestamp", d.key, *d.at)
 			}
 		}
+	}
+	if m.Aliases != "" && (len(m.Aliases) != 64 || strings.Trim(m.Aliases, "0123456789abcdef") != "") {
+		return m, fmt.Errorf("aliases %q is not a SHA-256 (64 lowercase hex digits)", m.Aliases)
 	}
 	if m.RefreshOf != "" && IDFromSum(m.RefreshOf+strings.Repeat("0", 40)) != m.RefreshOf {
 		return m, fmt.Errorf("refresh_of %q is not a snapshot id (24 lowercase hex digits)", m.RefreshOf)

@@ -1,0 +1,267 @@
+package loader
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vulnd/vulnd/loader/loadertest"
+)
+
+// recordsRefresh is the sample's NVD feeds with the sample's CVE JSON 5
+// records among the inputs (mixed in, as a build may be given them), and
+// a record file of CVEs NVD's sample lacks: the first build of a chain
+// of refreshes, and the records shared by the chain.
+type recordsRefresh struct {
+	dir, cwe, yearly string
+	records          []string // cvelist, vulnrichment, extra
+	// both are CVEs of NVD's sample that records give entries to.
+	both []string
+	// nvd are the sample's NVD records (vulnerabilities elements) by id.
+	nvd map[string]string
+}
+
+// extraRecords are records of CVEs NVD's sample lacks: CVE-2099-0001,
+// whose entry's product comes from its packageName, and CVE-2099-0002.
+const extraRecords = `[` +
+	`{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"CVE-2099-0001","state":"PUBLISHED","assignerShortName":"test","datePublished":"2024-01-01T00:00:00.000Z","dateUpdated":"2024-07-20T00:00:00.000Z"},` +
+	`"containers":{"cna":{"providerMetadata":{"shortName":"tcna"},"descriptions":[{"lang":"en","value":"one"}],"affected":[{"vendor":"Pkgvendor","product":"n/a","packageName":"pkgname","versions":[{"version":"1.0","status":"affected"}]}],"references":[]}}},` +
+	`{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"CVE-2099-0002","state":"PUBLISHED","assignerShortName":"test","datePublished":"2024-01-01T00:00:00.000Z","dateUpdated":"2024-07-21T00:00:00.000Z"},` +
+	`"containers":{"cna":{"providerMetadata":{"shortName":"tcna"},"descriptions":[{"lang":"en","value":"two"}],"affected":[{"vendor":"Acme","product":"Anvil","versions":[{"version":"2.0","status":"affected"}]}],"references":[]}}}]`
+
+func newRecordsRefresh(t *testing.T) *recordsRefresh {
+	dir := t.TempDir()
+	r := &recordsRefresh{dir: dir, cwe: smallCatalog(t, dir)}
+	r.yearly = copyAs(t, sharedPath(t, "nvd/nvdcve-2.0-sample.json.gz"), filepath.Join(dir, "site"), "nvdcve-2.0-2024.json.gz")
+	r.records = []string{
+		copyAs(t, sharedPath(t, "cve5/cvelistV5-sample.json.gz"), filepath.Join(dir, "cve5"), "cvelistV5-sample.json.gz"),
+		copyAs(t, sharedPath(t, "cve5/vulnrichment-sample.json.gz"), filepath.Join(dir, "cve5"), "vulnrichment-sample.json.gz"),
+		writeAs(t, []byte(extraRecords), filepath.Join(dir, "cve5"), "extra.json"),
+	}
+	recs, _, err := ReadCVE5Files(r.records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.nvd = map[string]string{}
+	for _, rec := range sampleRecords(t, string(realFeed(t))) {
+		var head struct {
+			CVE struct {
+				ID string `json:"id"`
+			} `json:"cve"`
+		}
+		if err := json.Unmarshal([]byte(rec), &head); err != nil {
+			t.Fatal(err)
+		}
+		r.nvd[head.CVE.ID] = rec
+	}
+	for _, rec := range recs {
+		if _, ok := r.nvd[rec.ID]; ok && len(rec.Affected) > 0 {
+			r.both = append(r.both, rec.ID)
+		}
+	}
+	if len(r.both) < 3 {
+		t.Fatalf("%d CVEs of NVD's sample have entries from the records", len(r.both))
+	}
+	return r
+}
+
+// feedDoc is an NVD feed of the records rs.
+func feedDoc(rs ...string) []byte {
+	return []byte(`{"resultsPerPage":0,"startIndex":0,"totalResults":0,"format":"NVD_CVE","version":"2.0","timestamp":"2026-11-21T00:00:00.000","vulnerabilities":[` + strings.Join(rs, ",") + `]}`)
+}
+
+// opts are the build options of a day whose modified feed is modified:
+// the inputs in a mixed order.
+func (r *recordsRefresh) opts(t *testing.T, name string, modified []byte) BuildOptions {
+	m := writeAs(t, modified, filepath.Join(r.dir, name), "nvdcve-2.0-modified.json")
+	return BuildOptions{CWECatalog: r.cwe, Feeds: []string{r.records[0], r.yearly, m, r.records[1], r.records[2]},
+		Out: filepath.Join(r.dir, name, "snap"), Time: time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)}
+}
+
+// withoutCPEs is an NVD record (a vulnerabilities element) without its
+// configurations.
+func withoutCPEs(t *testing.T, rec string) string {
+	t.Helper()
+	var v map[string]map[string]any
+	if err := json.Unmarshal([]byte(rec), &v); err != nil {
+		t.Fatal(err)
+	}
+	delete(v["cve"], "configurations")
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// renamed is an NVD record given another id.
+func renamed(rec, from, to string) string { return strings.ReplaceAll(rec, `"`+from+`"`, `"`+to+`"`) }
+
+// TestIncrementalWithRecords is issue 29 item 1 with the records in:
+// the record files unchanged (the two-hourly refresh between the CVE
+// Program's deltas), a build with -previous reads only the changed feed
+// and carries what the records gave, writing what a full build writes,
+// every file byte for byte: a CVE served from its record alone that NVD
+// then publishes (older than the record, which the guard lets through),
+// CVEs of NVD with entries whose NVD record changed, one of them losing
+// its CPEs, a CVE whose entry's product comes from its packageName, EPSS
+// scores that move for CVEs with entries (their alerts' handlers).
+func TestIncrementalWithRecords(t *testing.T) {
+	r := newRecordsRefresh(t)
+	first := r.opts(t, "day1", feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...))
+	first.EPSS = writeAs(t, []byte(epssCSV(append(slices.Clone(r.both), "CVE-2099-0001"), 0.1)), filepath.Join(r.dir, "day1"), "epss_scores-2026-11-20.csv")
+	buildLogged(t, first)
+
+	// Day 2: NVD's after.json.gz publishes CVE-2024-6728 (a record's
+	// alone until now), and records of CVEs with entries change.
+	mods := sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/after.json.gz"))))
+	for _, id := range r.both[:3] {
+		mods = append(mods, touch(t, r.nvd[id], "2026-11-21T05:00:00.000"))
+	}
+	second := r.opts(t, "day2", feedDoc(mods...))
+	second.Previous, second.Time = first.Out, first.Time.Add(2*time.Hour)
+	second.EPSS = writeAs(t, []byte(epssCSV(append(slices.Clone(r.both), "CVE-2099-0001"), 0.5)), filepath.Join(r.dir, "day2"), "epss_scores-2026-11-21.csv")
+	log := incrementalAndFull(t, second)
+	t.Logf("second: %q", log)
+	if !incremental(log) || !slices.ContainsFunc(log, func(l string) bool { return strings.HasPrefix(l, "carry CVE JSON 5 records: ") }) {
+		t.Fatalf("not incremental: %q", log)
+	}
+	buildLogged(t, second)
+
+	// Day 3: NVD publishes CVE-2099-0001 and CVE-2099-0002 (no CPEs),
+	// and a CVE with entries loses its CPEs.
+	mods = append(mods,
+		withoutCPEs(t, touch(t, renamed(r.nvd[r.both[0]], r.both[0], "CVE-2099-0002"), "2026-11-21T07:00:00.000")),
+		withoutCPEs(t, touch(t, r.nvd[r.both[1]], "2026-11-21T07:00:00.000")))
+	third := r.opts(t, "day3", feedDoc(mods...))
+	third.Previous, third.Time = second.Out, second.Time.Add(2*time.Hour)
+	log = incrementalAndFull(t, third)
+	t.Logf("third: %q", log)
+	if !incremental(log) {
+		t.Errorf("not incremental: %q", log)
+	}
+	buildLogged(t, third)
+
+	// Day 4: CVE-2099-0001, whose product comes from a packageName, is
+	// published by NVD without CPEs: its keys are carried; then it loses
+	// CPEs it had: read again.
+	fourth := r.opts(t, "day4", feedDoc(append(mods, withoutCPEs(t, touch(t, renamed(r.nvd[r.both[2]], r.both[2], "CVE-2099-0001"), "2026-11-21T08:00:00.000")))...))
+	fourth.Previous, fourth.Time = third.Out, third.Time.Add(2*time.Hour)
+	if log := incrementalAndFull(t, fourth); !incremental(log) {
+		t.Errorf("not incremental: %q", log)
+	}
+	withCPEs := r.opts(t, "day4b", feedDoc(append(mods, touch(t, renamed(r.nvd[r.both[2]], r.both[2], "CVE-2099-0001"), "2026-11-21T08:00:00.000"))...))
+	withCPEs.Previous, withCPEs.Time = third.Out, third.Time.Add(2*time.Hour)
+	buildLogged(t, withCPEs)
+	lost := r.opts(t, "day5", feedDoc(append(mods, withoutCPEs(t, touch(t, renamed(r.nvd[r.both[2]], r.both[2], "CVE-2099-0001"), "2026-11-21T09:00:00.000")))...))
+	lost.Previous, lost.Time = withCPEs.Out, withCPEs.Time.Add(2*time.Hour)
+	log = incrementalAndFull(t, lost)
+	if want := "full build: not incremental: NVD's record of CVE-2099-0001 lost its CPEs: the vendors and products of its affected entries are read from its record again"; !slices.Contains(log, want) {
+		t.Errorf("log %q, want %q", log, want)
+	}
+}
+
+// TestIncrementalWithRecordsFallbacks: with records among the inputs, a
+// build with -previous reads every input, and says why, when a record
+// file changed (a new delta: a record changed, one removed), the alias
+// file is another, or the previous snapshot does not say which alias
+// file it had (one of an older vulnd); the snapshot is the same.
+func TestIncrementalWithRecordsFallbacks(t *testing.T) {
+	r := newRecordsRefresh(t)
+	before := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...)
+	after := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/after.json.gz"))))...)
+	first := r.opts(t, "day1", before)
+	buildLogged(t, first)
+	aliases := writeAs(t, []byte("pkgvendor/pkgname acme/anvil\n"), r.dir, "aliases.txt")
+	// A record of CVE-2099-0002 changes its entries (an Affected
+	// changed alert), CVE-2099-0001's is removed.
+	delta := writeAs(t, []byte(strings.Replace(extraRecords[strings.Index(extraRecords, `{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"CVE-2099-0002"`):len(extraRecords)-1],
+		`"2024-07-21T00:00:00.000Z"},`, `"2024-07-22T00:00:00.000Z"},`, 1)), filepath.Join(r.dir, "delta"), "extra.json")
+	delta = writeAs(t, []byte(strings.Replace(string(mustRead(t, delta)), `"version":"2.0"`, `"version":"2.1"`, 1)), filepath.Join(r.dir, "delta"), "extra.json")
+	for _, tc := range []struct {
+		name string
+		opt  func(*BuildOptions)
+		why  string
+	}{
+		{"aliases", func(o *BuildOptions) { o.Aliases = aliases }, "the alias file is not the one the previous snapshot was built with"},
+		{"delta", func(o *BuildOptions) { o.Feeds[4] = delta }, "the CVE JSON 5 record file extra.json changed"},
+		{"another file", func(o *BuildOptions) { o.Feeds[3] = r.records[0] }, "input 4 is the CVE JSON 5 record file cvelistV5-sample.json.gz, the previous snapshot's was vulnrichment-sample.json.gz"},
+		{"no records", func(o *BuildOptions) { o.Feeds = o.Feeds[1:3] }, "the previous snapshot was built from 6 inputs, this build reads 2 feeds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := r.opts(t, "day2-"+strings.ReplaceAll(tc.name, " ", "-"), after)
+			tc.opt(&opt)
+			opt.Previous, opt.Time, opt.Force = first.Out, first.Time.Add(2*time.Hour), true
+			log := incrementalAndFull(t, opt)
+			if want := "full build: not incremental: " + tc.why; !slices.Contains(log, want) || incremental(log) {
+				t.Errorf("log %q, want %q", log, want)
+			}
+		})
+	}
+	// A snapshot of a vulnd that did not say which alias file it had.
+	old := filepath.Join(r.dir, "old")
+	if err := os.CopyFS(old, os.DirFS(first.Out)); err != nil {
+		t.Fatal(err)
+	}
+	m := string(mustRead(t, filepath.Join(old, ManifestName)))
+	i := strings.Index(m, `  "aliases": "`)
+	if i < 0 {
+		t.Fatalf("no aliases in the manifest: %s", m)
+	}
+	m = m[:i-2] + m[i+len(`  "aliases": "`)+64+1:] // the comma before it, the line
+	writeAs(t, []byte(m), old, ManifestName)
+	opt := r.opts(t, "day2-old", after)
+	opt.Previous, opt.Time = old, first.Time.Add(2*time.Hour)
+	log := incrementalAndFull(t, opt)
+	if want := "full build: not incremental: the previous snapshot does not say which alias file it was built with"; !slices.Contains(log, want) {
+		t.Errorf("log %q, want %q", log, want)
+	}
+}
+
+// TestIncrementalWithRecordsGuard: NVD's records going back in time
+// with the records unchanged: the refresh guard, which the carried
+// records give no dateUpdated of NVD's CVEs, refuses, and the full build
+// it falls back to decides as a full build does.
+func TestIncrementalWithRecordsGuard(t *testing.T) {
+	r := newRecordsRefresh(t)
+	before := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...)
+	after := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/after.json.gz"))))...)
+	first := r.opts(t, "day1", after)
+	buildLogged(t, first)
+	back := r.opts(t, "day2", before)
+	back.Previous, back.Time = first.Out, first.Time.Add(2*time.Hour)
+	inc, full := back, back
+	inc.Out, full.Out, full.Full = filepath.Join(r.dir, "inc"), filepath.Join(r.dir, "full"), true
+	_, ierr := Build(inc)
+	_, ferr := Build(full)
+	if fmt.Sprint(ierr) != fmt.Sprint(ferr) || ierr == nil {
+		t.Errorf("incremental: %v; full: %v; want the same refusal", ierr, ferr)
+	}
+	// A record's dateUpdated later than NVD's lastModified lets it through.
+	back.Force = true
+	incrementalAndFull(t, back)
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// epssCSV is an EPSS file scoring the CVEs ids at score.
+func epssCSV(ids []string, score float64) string {
+	var b strings.Builder
+	b.WriteString("#model_version:v2026.06.15,score_date:2026-11-20T12:00:22Z\ncve,epss,percentile\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s,%.5f,0.50000\n", id, score)
+	}
+	return b.String()
+}
