@@ -147,9 +147,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 		prev, inc = inc.prev, nil
 	}
 	incremental := inc != nil
-	var recs *carriedRecords // what the records gave, carried over (nil: read)
+	var carriedRecs *carriedRecords // what the records gave, carried over (nil: read)
 	if incremental {
-		cves, carried, nvd, feedInfo, prev, recs = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev, inc.records
+		cves, carried, nvd, feedInfo, prev, carriedRecs = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev, inc.records
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
 				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
@@ -222,11 +222,17 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
-	var recordStamps []Stamp // by name, for the refresh guard
-	if recs != nil {
+	var recordStamps []Stamp   // by name, for the refresh guard
+	var recordFroms []recordFrom // by cves, where each CVE's record came from
+	if r := carriedRecs; r != nil {
 		// cves has the CVEs of records alone already.
-		dates.NVD, dates.CVE5 = recs.nvd, recs.cve5
-		recordInfo, recordStamps = recs.infos, recs.stamps
+		dates.NVD, dates.CVE5, recordInfo = r.nvd, r.cve5, r.infos
+		if recordFroms, err = r.fromOf(cves, prev); err != nil {
+			return Manifest{}, fmt.Errorf("loader: -previous %s: %w", opt.Previous, err)
+		}
+		if opt.Previous != "" {
+			recordStamps = recordStampsOf(cves, recordFroms)
+		}
 	} else if len(records) > 0 {
 		keep := keptOfCVE5(cves)
 		if cold != nil {
@@ -243,6 +249,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
+		recordFroms = recordFromsOf(cves, recs, feedPositions(opt.Feeds, records))
 		setEntryKeys(cves, cold, aliases)
 		recordInfo = infos
 		if opt.Previous != "" {
@@ -295,16 +302,6 @@ func Build(opt BuildOptions) (Manifest, error) {
 		}
 		if !opt.Force {
 			if err := CheckRefresh(StampsOf(prev.Data.CVEs), refreshStamps(cves, recordStamps), "-previous "+opt.Previous); err != nil {
-				if recs != nil {
-					// The dates of the records of NVD's CVEs were
-					// not carried over (see carryRecords): a full
-					// build, which reads them, decides.
-					stage("full build", "the refresh guard refused the records carried over without their dates: "+err.Error())
-					cves, carried, prev, nvd = nil, nil, nil, nil
-					full := opt
-					full.Full = true
-					return Build(full)
-				}
 				return Manifest{}, err
 			}
 			refreshOf = prev.ID
@@ -366,10 +363,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	if len(records) == 0 {
-		aliasSum = "" // the alias file mapped nothing
+	out := recordsOut{from: recordFroms}
+	if len(records) > 0 {
+		out.aliasSum = aliasSum // else the alias file mapped nothing
 	}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true, aliasSum)
+	recordFroms = nil
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true, out)
 	if err != nil {
 		return m, err
 	}

@@ -69,6 +69,9 @@ type CVE5Record struct {
 	// it does.
 	Held     *index.HeldDetails
 	HeldText *index.HeldText
+	// Input is, in what readCVE5Files returns, the file the record was
+	// read from (its index in the files given), for cve5from.txt.zst.
+	Input int32
 }
 
 // Summary is the record's summary as the decisions give it: the first

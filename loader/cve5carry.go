@@ -23,11 +23,9 @@ package loader
 //   - a CVE the previous snapshot served from its record alone is
 //     carried whole while NVD lacks it; once NVD has it, it is NVD's CVE
 //     with what the record gave, as above.
-// The refresh guard is given the dateUpdated of the records of the CVEs
-// served from a record alone (their updated_at); those of the records of
-// CVEs of NVD are not kept, so the guard compares NVD's dates alone,
-// which never pass a refresh the full build refuses: a refresh it
-// refuses is built again in full, which decides (see Build).
+// Where each CVE's record came from, and its dateUpdated, which the
+// refresh guard compares, are those of the previous snapshot's
+// cve5from.txt.zst.
 
 import (
 	"crypto/sha256"
@@ -35,7 +33,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/vulnd/vulnd/index"
 )
@@ -47,9 +44,9 @@ type carriedRecords struct {
 	// the manifest's newest.cve5.
 	infos []FileInfo
 	cve5  *string
-	// stamps are, by name, the dateUpdated of the records of the CVEs
-	// the previous snapshot served from a record alone.
-	stamps []Stamp
+	// prevFrom is, by CVE of the previous snapshot, where its record
+	// came from (its cve5from.txt.zst).
+	prevFrom []recordFrom
 	// nvd is the newest updated_at of NVD's CVEs (nil: none), the
 	// manifest's newest.nvd (see inputDates).
 	nvd *string
@@ -115,12 +112,19 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 	if d == nil || snap.bodies == nil || d.Len() != len(snap.Data.CVEs) {
 		return nil, nil, nil, nil, "the previous snapshot's details or bodies are not those a build carries over", nil
 	}
+	dec, err := decoder()
+	if err != nil {
+		return fail(err)
+	}
+	rc := &carriedRecords{}
+	if rc.prevFrom, err = readRecordFrom(snap.Dir, snap.Manifest, len(snap.Data.CVEs), dec); err != nil {
+		return fail(err)
+	}
 	held, err := index.NewHeldStore()
 	if err != nil {
 		return fail(err)
 	}
 	defer held.Seal()
-	rc := &carriedRecords{}
 	// The newest updated_at of NVD's CVEs, before those of records.
 	for i := range cves {
 		if rc.nvd == nil || cves[i].UpdatedAt > *rc.nvd {
@@ -142,9 +146,6 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		k, ok := at[name]
 		if !ok {
 			continue // new to the build: no record gave it anything
-		}
-		if !inNVD[name] {
-			rc.stamps = append(rc.stamps, Stamp{Name: name, UpdatedAt: snap.Data.CVEs[k].UpdatedAt})
 		}
 		a, s, keys, n, err := d.HeldParts(k)
 		if err != nil {
@@ -189,7 +190,6 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		if inNVD[name] || now[name] {
 			continue
 		}
-		rc.stamps = append(rc.stamps, Stamp{Name: name, UpdatedAt: snap.Data.CVEs[k].UpdatedAt})
 		c, ok := carriedCVE(snap, k, name)
 		if !ok {
 			return nil, nil, nil, nil, fmt.Sprintf("the previous snapshot's details of %s are not those of its CVE", name), nil
@@ -203,7 +203,6 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		rc.held++
 		rc.only++
 	}
-	slices.SortFunc(rc.stamps, func(a, b Stamp) int { return strings.Compare(a.Name, b.Name) })
 	return rc, names, cves, bodies, "", nil
 }
 
@@ -217,4 +216,24 @@ func packageNameMatters(e index.AffectedEntry) bool {
 		}
 	}
 	return noKeyName(deref(e.Product))
+}
+
+// fromOf is where the record of each CVE of cves (by name) came from:
+// where the previous snapshot's came from (prev's CVEs, by name).
+func (rc *carriedRecords) fromOf(cves []index.CVE, prev *Snapshot) ([]recordFrom, error) {
+	olds := prev.Data.CVEs
+	if len(rc.prevFrom) != len(olds) {
+		return nil, fmt.Errorf("%s: %d lines for %d CVEs", fileCVE5From, len(rc.prevFrom), len(olds))
+	}
+	out := make([]recordFrom, len(cves))
+	k := 0
+	for i := range cves {
+		for k < len(olds) && olds[k].Name < cves[i].Name {
+			k++
+		}
+		if k < len(olds) && olds[k].Name == cves[i].Name {
+			out[i] = rc.prevFrom[k]
+		}
+	}
+	return out, nil
 }

@@ -170,7 +170,8 @@ func TestIncrementalWithRecords(t *testing.T) {
 // build with -previous reads every input, and says why, when a record
 // file changed (a new delta: a record changed, one removed), the alias
 // file is another, or the previous snapshot does not say which alias
-// file it had (one of an older vulnd); the snapshot is the same.
+// file it had or where each record came from (format 10); the snapshot
+// is the same.
 func TestIncrementalWithRecordsFallbacks(t *testing.T) {
 	r := newRecordsRefresh(t)
 	before := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...)
@@ -202,6 +203,19 @@ func TestIncrementalWithRecordsFallbacks(t *testing.T) {
 				t.Errorf("log %q, want %q", log, want)
 			}
 		})
+	}
+	// A snapshot of format 10, which does not say where each record
+	// came from.
+	ten := r.opts(t, "ten", before)
+	func() {
+		defer func(v int) { writeVersion = v }(writeVersion)
+		writeVersion = 10
+		buildLogged(t, ten)
+	}()
+	opt10 := r.opts(t, "day2-10", after)
+	opt10.Previous, opt10.Time, opt10.Force = ten.Out, first.Time.Add(2*time.Hour), true
+	if log := incrementalAndFull(t, opt10); !slices.Contains(log, "full build: not incremental: the previous snapshot is of format 10, which does not say which input each CVE JSON 5 record came from") {
+		t.Errorf("from format 10: %q", log)
 	}
 	// A snapshot of a vulnd that did not say which alias file it had.
 	old := filepath.Join(r.dir, "old")

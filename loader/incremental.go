@@ -257,12 +257,12 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return nil, "the previous snapshot holds CVE JSON 5 records", nil
 		}
 	} else {
+		if m.Version < cve5FromVersion || m.Version != writeVersion {
+			return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil
+		}
 		var why string
 		if recordInfo, why = sameRecordInputs(opt.Feeds, pos, m, aliasSum); why != "" {
 			return nil, why, nil
-		}
-		if m.Version != writeVersion {
-			return nil, fmt.Sprintf("the previous snapshot is of format %d, whose CVE bodies this vulnd does not carry over", m.Version), nil
 		}
 	}
 	prev, why := readPreviousNVD(opt.Previous, m, inputs)
