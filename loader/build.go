@@ -222,7 +222,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
-	var recordStamps []Stamp   // by name, for the refresh guard
+	var recordStamps []Stamp     // by name, for the refresh guard
 	var recordFroms []recordFrom // by cves, where each CVE's record came from
 	if r := carriedRecs; r != nil {
 		// cves has the CVEs of records alone already.
