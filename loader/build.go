@@ -226,10 +226,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 	var recordFroms []recordFrom // by cves, where each CVE's record came from
 	if r := carriedRecs; r != nil {
 		// cves has the CVEs of records alone already.
-		dates.NVD, dates.CVE5, recordInfo = r.nvd, r.cve5, r.infos
+		dates.NVD, recordInfo = r.nvd, r.infos
 		if recordFroms, err = r.fromOf(cves, prev); err != nil {
 			return Manifest{}, fmt.Errorf("loader: -previous %s: %w", opt.Previous, err)
 		}
+		dates.CVE5 = newestFrom(recordFroms)
 		if opt.Previous != "" {
 			recordStamps = recordStampsOf(cves, recordFroms)
 		}

@@ -26,13 +26,31 @@ package loader
 // Where each CVE's record came from, and its dateUpdated, which the
 // refresh guard compares, are those of the previous snapshot's
 // cve5from.txt.zst.
+//
+// A record file replaced by another at its place (the CVE Program's
+// hourly delta, which replaces the one before under another name and
+// holds every record changed since midnight), or changed, is read whole;
+// the others are not. Each CVE's winning record is then decided as a
+// full read decides it (mergeCVE5Sorted: the later dateUpdated, on a tie
+// the record read later) from where the previous snapshot's came from
+// (cve5from.txt.zst): a record of the files read wins over one of an
+// unchanged file when it is later, or as late and read later; over one
+// of a file replaced, when it is later or as late and at or after that
+// file's place (an unchanged file's record as late comes before it, or
+// it would have won before). A CVE whose record came from a file
+// replaced, and that no record of the files read supersedes, is not
+// known (the unchanged files may hold an older record of it): the build
+// reads every record file, and says which CVEs. A CVE whose record is
+// read anew takes it as a full build does (its NVD CVE decoded from the
+// previous snapshot when its body was carried over, the diff comparing
+// its entries).
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/vulnd/vulnd/index"
 )
@@ -40,18 +58,19 @@ import (
 // carriedRecords is what a build takes of the CVE JSON 5 records from
 // the previous snapshot (see carryRecords).
 type carriedRecords struct {
-	// infos are the record files' FileInfos, in the order given; cve5
-	// the manifest's newest.cve5.
+	// infos are the record files' FileInfos, in the order given.
 	infos []FileInfo
-	cve5  *string
 	// prevFrom is, by CVE of the previous snapshot, where its record
 	// came from (its cve5from.txt.zst).
 	prevFrom []recordFrom
 	// nvd is the newest updated_at of NVD's CVEs (nil: none), the
 	// manifest's newest.nvd (see inputDates).
 	nvd *string
-	// held CVEs took texts of a record, only of them from a record alone.
-	held, only int
+	// held CVEs took what a record gave, only of them from a record
+	// alone; read records were read, of the record files changed.
+	held, only, read int
+	// fresh are where the records read that win came from, by CVE.
+	fresh map[string]recordFrom
 }
 
 // aliasesSum is the SHA-256 of an alias file's bytes, hex, which a
@@ -61,12 +80,22 @@ func aliasesSum(text []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// sameRecordInputs checks that the record files among paths (the build's
-// CVE inputs; pos are the feeds' places among the manifest's inputs) are
-// those of m, byte for byte, at the same places, and that the alias file
-// (aliasSum) is m's: their FileInfos, in the order given, or why not.
-func sameRecordInputs(paths []string, pos []int, m Manifest, aliasSum string) ([]FileInfo, string) {
-	var infos []FileInfo
+// recordFiles are the build's record files as against the previous
+// snapshot's: infos, every file's FileInfo in the order given; changed,
+// the paths of those that are not the previous snapshot's (another name
+// at the place, or other bytes), read whole, at the inputs at.
+type recordFiles struct {
+	infos   []FileInfo
+	changed []string
+	at      []int
+}
+
+// sameRecordInputs compares the record files among paths (the build's
+// CVE inputs; pos are the feeds' places among the manifest's inputs)
+// with m's inputs at the same places, and checks that the alias file
+// (aliasSum) is m's: why not when the records are to be read in full.
+func sameRecordInputs(paths []string, pos []int, m Manifest, aliasSum string) (recordFiles, string) {
+	var rf recordFiles
 	n := 0
 	for k, p := range paths {
 		at := 1 + k
@@ -75,56 +104,54 @@ func sameRecordInputs(paths []string, pos []int, m Manifest, aliasSum string) ([
 			continue
 		}
 		was := m.Inputs[at]
-		if was.Name != filepath.Base(p) {
-			return nil, fmt.Sprintf("input %d is the CVE JSON 5 record file %s, the previous snapshot's was %s", k+1, filepath.Base(p), was.Name)
-		}
 		fi, ok, err := hashFile(p)
 		if err != nil || !ok {
-			return nil, fmt.Sprintf("%s is not a regular file", p)
+			return recordFiles{}, fmt.Sprintf("%s is not a regular file", p)
 		}
-		if fi.Size != was.Size || fi.SHA256 != was.SHA256 {
-			return nil, fmt.Sprintf("the CVE JSON 5 record file %s changed", fi.Name)
+		if fi.Name != was.Name || fi.Size != was.Size || fi.SHA256 != was.SHA256 {
+			rf.changed, rf.at = append(rf.changed, p), append(rf.at, at)
 		}
-		infos = append(infos, was)
+		rf.infos = append(rf.infos, fi)
 	}
 	switch m.Aliases {
 	case "":
-		return nil, "the previous snapshot does not say which alias file it was built with"
+		return recordFiles{}, "the previous snapshot does not say which alias file it was built with"
 	case aliasSum:
 	default:
-		return nil, "the alias file is not the one the previous snapshot was built with"
+		return recordFiles{}, "the alias file is not the one the previous snapshot was built with"
 	}
-	return infos, ""
+	return rf, ""
 }
 
 // carryRecords gives the CVEs of NVD's records (cves, named names, the
 // bodies carried over in bodies) what the records gave them in the
 // previous snapshot snap (its NVD records prev), and adds the CVEs it
 // served from a record alone that NVD still lacks, with their bodies as
-// stored: the CVEs' names, the CVEs and their bodies, extended. The
-// texts are held (index.HeldDetails). why says why the records are to
-// be read again ("": they need not).
-func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []index.CVE, bodies [][]byte, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
+// stored; the record files rf.changed are read, their records taken as
+// a full read takes them (see above): the CVEs' names, the CVEs and
+// their bodies, extended. The texts carried are held
+// (index.HeldDetails). why says why the records are to be read in full
+// ("": they need not); an error is one of a record file read, as the
+// full build gives it.
+func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []index.CVE, bodies [][]byte, rf recordFiles, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
 	fail := func(err error) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
 		return nil, nil, nil, nil, "", fmt.Errorf("loader: -previous %s: %w", snap.Dir, err)
 	}
+	not := func(why string) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
+		return nil, nil, nil, nil, why, nil
+	}
 	d := snap.details
 	if d == nil || snap.bodies == nil || d.Len() != len(snap.Data.CVEs) {
-		return nil, nil, nil, nil, "the previous snapshot's details or bodies are not those a build carries over", nil
+		return not("the previous snapshot's details or bodies are not those a build carries over")
 	}
 	dec, err := decoder()
 	if err != nil {
 		return fail(err)
 	}
-	rc := &carriedRecords{}
+	rc := &carriedRecords{infos: rf.infos, fresh: map[string]recordFrom{}}
 	if rc.prevFrom, err = readRecordFrom(snap.Dir, snap.Manifest, len(snap.Data.CVEs), dec); err != nil {
 		return fail(err)
 	}
-	held, err := index.NewHeldStore()
-	if err != nil {
-		return fail(err)
-	}
-	defer held.Seal()
 	// The newest updated_at of NVD's CVEs, before those of records.
 	for i := range cves {
 		if rc.nvd == nil || cves[i].UpdatedAt > *rc.nvd {
@@ -136,6 +163,53 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 	for k := range snap.Data.CVEs {
 		at[snap.Data.CVEs[k].Name] = k
 	}
+
+	// The record files read, and which CVE each record of them wins.
+	replaced := map[int32]bool{}
+	for _, a := range rf.at {
+		replaced[int32(a)] = true
+	}
+	read := map[string]*CVE5Record{}
+	if len(rf.changed) > 0 {
+		recs, _, err := readCVE5Files(rf.changed, nil)
+		if err != nil {
+			return nil, nil, nil, nil, "", err
+		}
+		for _, r := range recs {
+			q := int32(rf.at[r.Input])
+			k, ok := at[r.ID]
+			f := recordFrom{}
+			if ok {
+				f = rc.prevFrom[k]
+			}
+			switch {
+			case f.In == 0, r.Modified.After(f.Modified),
+				r.Modified.Equal(f.Modified) && (q > f.In || q == f.In && replaced[f.In]):
+				read[r.ID] = r
+				rc.fresh[r.ID] = recordFrom{In: q, Modified: r.Modified}
+			case replaced[f.In]:
+				// An older record, or as old and read before:
+				// what the unchanged files hold is not known.
+			}
+		}
+		rc.read = len(recs)
+	}
+	var unresolved []string
+	for k, f := range rc.prevFrom {
+		if name := snap.Data.CVEs[k].Name; replaced[f.In] && read[name] == nil {
+			unresolved = append(unresolved, name)
+		}
+	}
+	if len(unresolved) > 0 {
+		return not(fmt.Sprintf("the records of %s (%s) came from a record file replaced, and the files read hold none as recent: which record the unchanged files hold is not known",
+			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")))
+	}
+
+	held, err := index.NewHeldStore()
+	if err != nil {
+		return fail(err)
+	}
+	defer held.Seal()
 	inNVD := make(map[string]bool, len(prev.lines)) // the previous snapshot's CVEs of NVD
 	for j := range prev.lines {
 		inNVD[prev.lines[j].ID] = true
@@ -143,7 +217,26 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 	now := make(map[string]bool, len(names))
 	for i, name := range names {
 		now[name] = true
+		c := &cves[i]
 		k, ok := at[name]
+		if r := read[name]; r != nil {
+			// A record read: taken as a full build takes it, the
+			// CVE whole.
+			if bodies[i] != nil {
+				whole, err := snap.decodeCVE(k)
+				if err != nil {
+					return fail(err)
+				}
+				if !d.SetNVD(k, &whole) {
+					return not(fmt.Sprintf("the previous snapshot's details of %s are not those of its CVE", name))
+				}
+				*c, bodies[i] = whole, nil
+			}
+			c.Affected, c.SSVC = r.Affected, r.SSVC
+			c.EntryKeys = recordEntryKeys(c, aliases)
+			rc.held++
+			continue
+		}
 		if !ok {
 			continue // new to the build: no record gave it anything
 		}
@@ -154,7 +247,6 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		if len(a)+len(s)+len(keys) == 0 {
 			continue
 		}
-		c := &cves[i]
 		// The keys a CVE gets of its entries depend on NVD's CPEs, which
 		// a CVE whose NVD record changed (its body not carried) may have
 		// gained or lost.
@@ -175,7 +267,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 					return fail(err)
 				}
 				if slices.ContainsFunc(es, packageNameMatters) {
-					return nil, nil, nil, nil, fmt.Sprintf("NVD's record of %s lost its CPEs: the vendors and products of its affected entries are read from its record again", name), nil
+					return not(fmt.Sprintf("NVD's record of %s lost its CPEs: the vendors and products of its affected entries are read from its record again", name))
 				}
 				keys = index.EntryKeysText(entryKeysOf(es, aliases))
 			}
@@ -184,15 +276,24 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		rc.held++
 	}
 	// The CVEs served from a record alone that NVD still lacks: carried
-	// whole.
+	// whole, or from a record read.
 	for k := range snap.Data.CVEs {
 		name := snap.Data.CVEs[k].Name
 		if inNVD[name] || now[name] {
 			continue
 		}
+		now[name] = true
+		if r := read[name]; r != nil {
+			c := r.CVE()
+			c.EntryKeys = recordEntryKeys(&c, aliases)
+			names, cves, bodies = append(names, name), append(cves, c), append(bodies, nil)
+			rc.held++
+			rc.only++
+			continue
+		}
 		c, ok := carriedCVE(snap, k, name)
 		if !ok {
-			return nil, nil, nil, nil, fmt.Sprintf("the previous snapshot's details of %s are not those of its CVE", name), nil
+			return not(fmt.Sprintf("the previous snapshot's details of %s are not those of its CVE", name))
 		}
 		a, s, keys, n, err := d.HeldParts(k)
 		if err != nil {
@@ -203,7 +304,27 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		rc.held++
 		rc.only++
 	}
+	// CVEs new to the build, from a record read alone.
+	for name, r := range read {
+		if now[name] {
+			continue
+		}
+		c := r.CVE()
+		c.EntryKeys = recordEntryKeys(&c, aliases)
+		names, cves, bodies = append(names, name), append(cves, c), append(bodies, nil)
+		rc.held++
+		rc.only++
+	}
 	return rc, names, cves, bodies, "", nil
+}
+
+// recordEntryKeys are the entry keys of a CVE with its record's entries
+// (see setEntryKeys).
+func recordEntryKeys(c *index.CVE, aliases *Aliases) []index.EntryKey {
+	if len(c.Affected) == 0 || len(c.CPEs) > 0 {
+		return nil
+	}
+	return entryKeysOf(c.Affected, aliases)
 }
 
 // packageNameMatters reports whether an entry's product key could come
@@ -231,7 +352,9 @@ func (rc *carriedRecords) fromOf(cves []index.CVE, prev *Snapshot) ([]recordFrom
 		for k < len(olds) && olds[k].Name < cves[i].Name {
 			k++
 		}
-		if k < len(olds) && olds[k].Name == cves[i].Name {
+		if f, ok := rc.fresh[cves[i].Name]; ok {
+			out[i] = f
+		} else if k < len(olds) && olds[k].Name == cves[i].Name {
 			out[i] = rc.prevFrom[k]
 		}
 	}

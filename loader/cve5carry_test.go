@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vulnd/vulnd/index"
 	"github.com/vulnd/vulnd/loader/loadertest"
 )
 
@@ -168,7 +169,8 @@ func TestIncrementalWithRecords(t *testing.T) {
 
 // TestIncrementalWithRecordsFallbacks: with records among the inputs, a
 // build with -previous reads every input, and says why, when a record
-// file changed (a new delta: a record changed, one removed), the alias
+// file changed and no longer holds a record the build took (a record
+// removed; another file at a place: its records all gone), the alias
 // file is another, or the previous snapshot does not say which alias
 // file it had or where each record came from (format 10); the snapshot
 // is the same.
@@ -190,8 +192,8 @@ func TestIncrementalWithRecordsFallbacks(t *testing.T) {
 		why  string
 	}{
 		{"aliases", func(o *BuildOptions) { o.Aliases = aliases }, "the alias file is not the one the previous snapshot was built with"},
-		{"delta", func(o *BuildOptions) { o.Feeds[4] = delta }, "the CVE JSON 5 record file extra.json changed"},
-		{"another file", func(o *BuildOptions) { o.Feeds[3] = r.records[0] }, "input 4 is the CVE JSON 5 record file cvelistV5-sample.json.gz, the previous snapshot's was vulnrichment-sample.json.gz"},
+		{"record removed", func(o *BuildOptions) { o.Feeds[4] = delta }, "the records of 1 CVE (CVE-2099-0001) came from a record file replaced, and the files read hold none as recent: which record the unchanged files hold is not known"},
+		{"another file", func(o *BuildOptions) { o.Feeds[3] = r.records[0] }, "the records of 77 CVEs (CVE-2016-3456, CVE-2017-3456, CVE-2019-1181) came from a record file replaced, and the files read hold none as recent: which record the unchanged files hold is not known"},
 		{"no records", func(o *BuildOptions) { o.Feeds = o.Feeds[1:3] }, "the previous snapshot was built from 6 inputs, this build reads 2 feeds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,4 +280,81 @@ func epssCSV(ids []string, score float64) string {
 		fmt.Fprintf(&b, "%s,%.5f,0.50000\n", id, score)
 	}
 	return b.String()
+}
+
+// TestIncrementalWithRecordsDelta is the CVE Program's hourly delta
+// replaced by the next one (another name at its place, a superset of
+// it): a build with -previous reads only the new delta of the record
+// files and decides each CVE's record as a full read does, writing what a
+// full build writes, byte for byte: a record-only CVE's entries change
+// (an "Affected changed" alert), a CVE of NVD takes a newer record with
+// other entries, another one a record of the same dateUpdated as the
+// baseline's (the delta, read later, wins), a record-only CVE appears;
+// the next delta without a record the previous one gave falls back.
+func TestIncrementalWithRecordsDelta(t *testing.T) {
+	r := newRecordsRefresh(t)
+	recs, _, err := ReadCVE5Files(r.records[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tie *CVE5Record // a record of a CVE of NVD the baseline holds
+	for _, rec := range recs {
+		if rec.ID == r.both[1] {
+			tie = rec
+		}
+	}
+	if tie == nil || tie.Modified.IsZero() {
+		t.Fatalf("no dated record of %s", r.both[1])
+	}
+	before := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...)
+	after := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/after.json.gz"))))...)
+	day := func(name string, modified []byte, delta string, records ...string) BuildOptions {
+		opt := r.opts(t, name, modified)
+		opt.Feeds[4] = writeAs(t, []byte("["+strings.Join(records, ",")+"]"), filepath.Join(r.dir, name), delta)
+		return opt
+	}
+	one := extraRecords[1:strings.Index(extraRecords, `,{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"CVE-2099-0002"`)]
+	two := extraRecords[len(one)+2 : len(extraRecords)-1]
+	twoNewer := strings.Replace(strings.Replace(two, `"2024-07-21T00:00:00.000Z"`, `"2024-07-22T00:00:00.000Z"`, 1), `"version":"2.0"`, `"version":"3.0"`, 1)
+	first := day("day1", before, "2026-11-21_delta_CVEs_at_0100Z.json", one, two)
+	buildLogged(t, first)
+
+	second := day("day2", after, "2026-11-21_delta_CVEs_at_0200Z.json", one, twoNewer,
+		cve5JSON(r.both[0], "2026-11-21T01:30:00.000Z", "newer, other entries"),
+		strings.Replace(cve5JSON(r.both[1], tie.Modified.Format(time.RFC3339Nano), "as recent"), `"version":"1.0"`, `"version":"1.1"`, 1),
+		cve5JSON("CVE-2099-0004", "2026-11-21T01:40:00.000Z", "new"))
+	second.Previous, second.Time = first.Out, first.Time.Add(time.Hour)
+	log := incrementalAndFull(t, second)
+	if !incremental(log) || !slices.ContainsFunc(log, func(l string) bool {
+		return strings.HasPrefix(l, "carry CVE JSON 5 records: ") && strings.HasSuffix(l, "1 record file read (5 records, 5 of them taken)")
+	}) {
+		t.Fatalf("not incremental, or not the delta alone read: %q", log)
+	}
+	buildLogged(t, second)
+	snap, err := Read(second.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alerts []index.Alert
+	for _, rep := range snap.Data.Reports {
+		if rep.CreatedAt == formatTime(second.Time) {
+			alerts = rep.Alerts
+		}
+	}
+	for _, name := range []string{"CVE-2099-0002", r.both[0], r.both[1]} {
+		if !slices.ContainsFunc(alerts, func(a index.Alert) bool {
+			return a.CVE == name && slices.ContainsFunc(a.Events, func(e index.Event) bool { return e.Type == index.EventAffectedChanged })
+		}) {
+			t.Errorf("no Affected changed alert of %s", name)
+		}
+	}
+
+	// The next hour's delta, which no longer holds CVE-2099-0004.
+	third := day("day3", after, "2026-11-21_delta_CVEs_at_0300Z.json", one, twoNewer)
+	third.Previous, third.Time, third.Force = second.Out, second.Time.Add(time.Hour), true
+	log = incrementalAndFull(t, third)
+	if want := "full build: not incremental: the records of 3 CVEs (" + strings.Join(slices.Sorted(slices.Values([]string{r.both[0], r.both[1], "CVE-2099-0004"})), ", ") +
+		") came from a record file replaced, and the files read hold none as recent: which record the unchanged files hold is not known"; !slices.Contains(log, want) {
+		t.Errorf("log %q, want %q", log, want)
+	}
 }

@@ -141,3 +141,19 @@ func recordStampsOf(cves []index.CVE, from []recordFrom) []Stamp {
 	}
 	return out
 }
+
+// newestFrom is the newest dateUpdated (else datePublished) of the
+// records from says the CVEs took, as newestRecord gives it of them.
+func newestFrom(from []recordFrom) *string {
+	var newest time.Time
+	for _, f := range from {
+		if f.In != 0 && f.Modified.After(newest) {
+			newest = f.Modified
+		}
+	}
+	if newest.IsZero() {
+		return nil
+	}
+	s := formatTime(newest)
+	return &s
+}

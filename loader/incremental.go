@@ -251,7 +251,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			changed = append(changed, i)
 		}
 	}
-	var recordInfo []FileInfo
+	var rf recordFiles
 	if len(records) == 0 {
 		if m.Newest != nil && m.Newest.CVE5 != nil || m.Aliases != "" {
 			return nil, "the previous snapshot holds CVE JSON 5 records", nil
@@ -261,7 +261,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil
 		}
 		var why string
-		if recordInfo, why = sameRecordInputs(opt.Feeds, pos, m, aliasSum); why != "" {
+		if rf, why = sameRecordInputs(opt.Feeds, pos, m, aliasSum); why != "" {
 			return nil, why, nil
 		}
 	}
@@ -620,18 +620,14 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	var recs *carriedRecords
 	if len(records) > 0 {
 		var why string
-		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, cves, bodies, aliases); err != nil {
+		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, cves, bodies, rf, aliases); err != nil {
 			return nil, "", err
 		}
 		if why != "" {
 			return fallback(why)
 		}
-		recs.infos = recordInfo
-		if m.Newest != nil && m.Newest.CVE5 != nil {
-			d := *m.Newest.CVE5
-			recs.cve5 = &d
-		}
-		stage("carry CVE JSON 5 records", plural(recs.held, "CVE", "CVEs")+" with what a record gave, "+strconv.Itoa(recs.only)+" of them from a record alone")
+		stage("carry CVE JSON 5 records", plural(recs.held, "CVE", "CVEs")+" with what a record gave, "+strconv.Itoa(recs.only)+" of them from a record alone; "+
+			plural(len(rf.changed), "record file", "record files")+" read ("+plural(recs.read, "record", "records")+", "+strconv.Itoa(len(recs.fresh))+" of them taken)")
 	}
 
 	if overlay {
