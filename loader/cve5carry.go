@@ -83,7 +83,8 @@ func aliasesSum(text []byte) string {
 // recordFiles are the build's record files as against the previous
 // snapshot's: infos, every file's FileInfo in the order given; changed,
 // the paths of those that are not the previous snapshot's (another name
-// at the place, or other bytes), read whole, at the inputs at.
+// at the place, other bytes, or a file after the previous build's
+// inputs), read whole, at the inputs at.
 type recordFiles struct {
 	infos   []FileInfo
 	changed []string
@@ -92,9 +93,10 @@ type recordFiles struct {
 
 // sameRecordInputs compares the record files among paths (the build's
 // CVE inputs; pos are the feeds' places among the manifest's inputs)
-// with m's inputs at the same places, and checks that the alias file
-// (aliasSum) is m's: why not when the records are to be read in full.
-func sameRecordInputs(paths []string, pos []int, m Manifest, aliasSum string) (recordFiles, string) {
+// with m's inputs at the same places (its first was CVE inputs; those
+// after them are new), and checks that the alias file (aliasSum) is
+// m's: why not when the records are to be read in full.
+func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum string) (recordFiles, string) {
 	var rf recordFiles
 	n := 0
 	for k, p := range paths {
@@ -103,19 +105,18 @@ func sameRecordInputs(paths []string, pos []int, m Manifest, aliasSum string) (r
 			n++
 			continue
 		}
-		was := m.Inputs[at]
 		fi, ok, err := hashFile(p)
 		if err != nil || !ok {
 			return recordFiles{}, fmt.Sprintf("%s is not a regular file", p)
 		}
-		if fi.Name != was.Name || fi.Size != was.Size || fi.SHA256 != was.SHA256 {
+		if at > was || fi.Name != m.Inputs[at].Name || fi.Size != m.Inputs[at].Size || fi.SHA256 != m.Inputs[at].SHA256 {
 			rf.changed, rf.at = append(rf.changed, p), append(rf.at, at)
 		}
 		rf.infos = append(rf.infos, fi)
 	}
 	switch m.Aliases {
-	case "":
-		return recordFiles{}, "the previous snapshot does not say which alias file it was built with"
+	case "": // format 11 on: a build that read no record
+		return recordFiles{}, "the previous snapshot was built without CVE JSON 5 records"
 	case aliasSum:
 	default:
 		return recordFiles{}, "the alias file is not the one the previous snapshot was built with"

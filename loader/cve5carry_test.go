@@ -171,9 +171,8 @@ func TestIncrementalWithRecords(t *testing.T) {
 // build with -previous reads every input, and says why, when a record
 // file changed and no longer holds a record the build took (a record
 // removed; another file at a place: its records all gone), the alias
-// file is another, or the previous snapshot does not say which alias
-// file it had or where each record came from (format 10); the snapshot
-// is the same.
+// file is another, or the previous snapshot does not say where each
+// record came from (format 10); the snapshot is the same.
 func TestIncrementalWithRecordsFallbacks(t *testing.T) {
 	r := newRecordsRefresh(t)
 	before := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...)
@@ -218,24 +217,6 @@ func TestIncrementalWithRecordsFallbacks(t *testing.T) {
 	opt10.Previous, opt10.Time, opt10.Force = ten.Out, first.Time.Add(2*time.Hour), true
 	if log := incrementalAndFull(t, opt10); !slices.Contains(log, "full build: not incremental: the previous snapshot is of format 10, which does not say which input each CVE JSON 5 record came from") {
 		t.Errorf("from format 10: %q", log)
-	}
-	// A snapshot of a vulnd that did not say which alias file it had.
-	old := filepath.Join(r.dir, "old")
-	if err := os.CopyFS(old, os.DirFS(first.Out)); err != nil {
-		t.Fatal(err)
-	}
-	m := string(mustRead(t, filepath.Join(old, ManifestName)))
-	i := strings.Index(m, `  "aliases": "`)
-	if i < 0 {
-		t.Fatalf("no aliases in the manifest: %s", m)
-	}
-	m = m[:i-2] + m[i+len(`  "aliases": "`)+64+1:] // the comma before it, the line
-	writeAs(t, []byte(m), old, ManifestName)
-	opt := r.opts(t, "day2-old", after)
-	opt.Previous, opt.Time = old, first.Time.Add(2*time.Hour)
-	log := incrementalAndFull(t, opt)
-	if want := "full build: not incremental: the previous snapshot does not say which alias file it was built with"; !slices.Contains(log, want) {
-		t.Errorf("log %q, want %q", log, want)
 	}
 }
 
@@ -282,8 +263,8 @@ func epssCSV(ids []string, score float64) string {
 	return b.String()
 }
 
-// TestIncrementalWithRecordsDelta is the CVE Program's hourly delta
-// replaced by the next one (another name at its place, a superset of
+// TestIncrementalWithRecordsDelta is the CVE Program's first hourly
+// delta after the midnight baseline, then that delta replaced by the next one (another name at its place, a superset of
 // it): a build with -previous reads only the new delta of the record
 // files and decides each CVE's record as a full read does, writing what a
 // full build writes, byte for byte: a record-only CVE's entries change
@@ -316,7 +297,16 @@ func TestIncrementalWithRecordsDelta(t *testing.T) {
 	one := extraRecords[1:strings.Index(extraRecords, `,{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"CVE-2099-0002"`)]
 	two := extraRecords[len(one)+2 : len(extraRecords)-1]
 	twoNewer := strings.Replace(strings.Replace(two, `"2024-07-21T00:00:00.000Z"`, `"2024-07-22T00:00:00.000Z"`, 1), `"version":"2.0"`, `"version":"3.0"`, 1)
+	// Midnight: the baseline alone; at one, the day's first delta after
+	// it, which the build reads alone.
+	zero := day("day0", before, "unused.json")
+	zero.Feeds, zero.Time = zero.Feeds[:4], zero.Time.Add(-time.Hour)
+	buildLogged(t, zero)
 	first := day("day1", before, "2026-11-21_delta_CVEs_at_0100Z.json", one, two)
+	first.Previous = zero.Out
+	if log := incrementalAndFull(t, first); !incremental(log) {
+		t.Fatalf("the first delta not read alone: %q", log)
+	}
 	buildLogged(t, first)
 
 	second := day("day2", after, "2026-11-21_delta_CVEs_at_0200Z.json", one, twoNewer,

@@ -220,18 +220,21 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	// The CVE inputs are the manifest's after the CWE catalog, in the
 	// order given, feeds and record files mixed (see inputsInOrder).
 	inputs := len(opt.Feeds)
-	switch extra := len(m.Inputs) - 1 - inputs; {
-	case extra == 0, extra == 1 && m.EPSS != nil && m.Inputs[len(m.Inputs)-1].Name == m.EPSS.File:
-	case len(records) == 0:
-		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %s", plural(len(m.Inputs), "input", "inputs"), plural(len(feeds), "feed", "feeds")), nil
-	default:
-		was := len(m.Inputs) - 1
-		if m.EPSS != nil && was > 0 && m.Inputs[was].Name == m.EPSS.File {
-			was--
-		}
-		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %d", plural(was, "CVE input", "CVE inputs"), inputs), nil
+	was := len(m.Inputs) - 1 // the previous build's CVE inputs
+	if m.EPSS != nil && was > 0 && m.Inputs[was].Name == m.EPSS.File {
+		was--
 	}
 	pos := feedPositions(opt.Feeds, feeds) // each feed's input
+	switch {
+	case was == inputs:
+	case len(records) == 0:
+		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %s", plural(len(m.Inputs), "input", "inputs"), plural(len(feeds), "feed", "feeds")), nil
+	case was < inputs && (len(pos) == 0 || pos[len(pos)-1] <= was):
+		// Record files after the previous build's inputs (the
+		// day's first delta after the midnight baseline): read.
+	default:
+		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %d", plural(was, "CVE input", "CVE inputs"), inputs), nil
+	}
 	infos := make([]FileInfo, len(feeds))
 	unchanged := make([]bool, len(m.Inputs)) // by input
 	var changed []int
@@ -261,7 +264,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil
 		}
 		var why string
-		if rf, why = sameRecordInputs(opt.Feeds, pos, m, aliasSum); why != "" {
+		if rf, why = sameRecordInputs(opt.Feeds, pos, was, m, aliasSum); why != "" {
 			return nil, why, nil
 		}
 	}
