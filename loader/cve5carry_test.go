@@ -339,6 +339,17 @@ func TestIncrementalWithRecordsDelta(t *testing.T) {
 		}
 	}
 
+	// A delta with a bad record: the error of a full build, naming the
+	// file and the record.
+	bad := day("bad", after, "2026-11-21_delta_CVEs_at_0300Z.json", one, strings.Replace(twoNewer, `"status":"affected"`, `"status":7`, 1))
+	bad.Previous, bad.Time = second.Out, second.Time.Add(time.Hour)
+	_, ierr := Build(bad)
+	bad.Full = true
+	_, ferr := Build(bad)
+	if ierr == nil || fmt.Sprint(ierr) != fmt.Sprint(ferr) || !strings.Contains(ierr.Error(), "2026-11-21_delta_CVEs_at_0300Z.json: record 2 (CVE-2099-0002)") {
+		t.Errorf("a bad record: %v; full build: %v", ierr, ferr)
+	}
+
 	// The next hour's delta, which no longer holds CVE-2099-0004.
 	third := day("day3", after, "2026-11-21_delta_CVEs_at_0300Z.json", one, twoNewer)
 	third.Previous, third.Time, third.Force = second.Out, second.Time.Add(time.Hour), true
