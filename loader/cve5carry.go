@@ -114,6 +114,18 @@ func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum s
 		}
 		rf.infos = append(rf.infos, fi)
 	}
+	var changed, all int64
+	for k, fi := range rf.infos {
+		all += fi.Size
+		if slices.Contains(rf.at, recordAt(paths, pos, k)) {
+			changed += fi.Size
+		}
+	}
+	if changed > all/10 {
+		// A new day's baseline: the records are read as a full build
+		// reads them (only what it keeps of each), not whole.
+		return recordFiles{}, fmt.Sprintf("the CVE JSON 5 record files changed are %d %% of their bytes (a new baseline?): read as a full build reads them", changed*100/all)
+	}
 	switch m.Aliases {
 	case "": // format 11 on: a build that read no record
 		return recordFiles{}, "the previous snapshot was built without CVE JSON 5 records"
@@ -122,6 +134,23 @@ func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum s
 		return recordFiles{}, "the alias file is not the one the previous snapshot was built with"
 	}
 	return rf, ""
+}
+
+// recordAt is the input of the k-th record file among paths (the
+// build's CVE inputs; pos are the feeds' inputs).
+func recordAt(paths []string, pos []int, k int) int {
+	n := 0
+	for i := range paths {
+		if n < len(pos) && pos[n] == 1+i {
+			n++
+			continue
+		}
+		if k == 0 {
+			return 1 + i
+		}
+		k--
+	}
+	return -1
 }
 
 // carryRecords gives the CVEs of NVD's records (cves, named names, the
