@@ -616,7 +616,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	}
 	// What the CVE JSON 5 records gave, from the previous snapshot: the
 	// record files are those it was built from.
-	names := make([]string, len(wins), len(wins)+len(snap.Data.CVEs)-len(prev.lines))
+	names := make([]string, len(wins), len(wins)+max(0, len(snap.Data.CVEs)-len(prev.lines)))
 	for i := range wins {
 		names[i] = wins[i].id
 	}
