@@ -237,6 +237,7 @@ func TestIncrementalWithRecordsGuard(t *testing.T) {
 	inc.Out, full.Out, full.Full = filepath.Join(r.dir, "inc"), filepath.Join(r.dir, "full"), true
 	_, ierr := Build(inc)
 	_, ferr := Build(full)
+	t.Logf("refused: %v", ierr)
 	if fmt.Sprint(ierr) != fmt.Sprint(ferr) || ierr == nil {
 		t.Errorf("incremental: %v; full: %v; want the same refusal", ierr, ferr)
 	}
