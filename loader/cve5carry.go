@@ -114,6 +114,13 @@ func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum s
 		}
 		rf.infos = append(rf.infos, fi)
 	}
+	switch m.Aliases {
+	case "": // format 11 on: a build that read no record
+		return recordFiles{}, "the previous snapshot was built without CVE JSON 5 records"
+	case aliasSum:
+	default:
+		return recordFiles{}, "the alias file is not the one the previous snapshot was built with"
+	}
 	var changed, all int64
 	for k, fi := range rf.infos {
 		all += fi.Size
@@ -125,13 +132,6 @@ func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum s
 		// A new day's baseline: the records are read as a full build
 		// reads them (only what it keeps of each), not whole.
 		return recordFiles{}, fmt.Sprintf("the CVE JSON 5 record files changed are %d %% of their bytes (a new baseline?): read as a full build reads them", changed*100/all)
-	}
-	switch m.Aliases {
-	case "": // format 11 on: a build that read no record
-		return recordFiles{}, "the previous snapshot was built without CVE JSON 5 records"
-	case aliasSum:
-	default:
-		return recordFiles{}, "the alias file is not the one the previous snapshot was built with"
 	}
 	return rf, ""
 }
