@@ -216,7 +216,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 			case f.In == 0, r.Modified.After(f.Modified),
 				r.Modified.Equal(f.Modified) && (q > f.In || q == f.In && replaced[f.In]):
 				read[r.ID] = r
-				rc.fresh[r.ID] = recordFrom{In: q, Modified: r.Modified}
+				rc.fresh[r.ID] = recordFrom{In: q, Modified: r.Modified, ByPackage: slices.ContainsFunc(r.Affected, keyByPackageName)}
 			case replaced[f.In]:
 				// An older record, or as old and read before:
 				// what the unchanged files hold is not known.
@@ -292,12 +292,12 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 				if len(old.CPEs) == 0 {
 					break // no key before, none now
 				}
+				if rc.prevFrom[k].ByPackage {
+					return not(fmt.Sprintf("NVD's record of %s lost its CPEs, and its record's affected entries name products by packageName, which the previous snapshot does not keep", name))
+				}
 				es, err := d.Affected(k)
 				if err != nil {
 					return fail(err)
-				}
-				if slices.ContainsFunc(es, packageNameMatters) {
-					return not(fmt.Sprintf("NVD's record of %s lost its CPEs: the vendors and products of its affected entries are read from its record again", name))
 				}
 				keys = index.EntryKeysText(entryKeysOf(es, aliases))
 			}
@@ -357,10 +357,15 @@ func recordEntryKeys(c *index.CVE, aliases *Aliases) []index.EntryKey {
 	return entryKeysOf(c.Affected, aliases)
 }
 
-// packageNameMatters reports whether an entry's product key could come
-// from its packageName (see EntryKeys): no CPE of it gives a key, and its
-// product says nothing.
-func packageNameMatters(e index.AffectedEntry) bool {
+// keyByPackageName reports whether an entry's product key may come from
+// its packageName (see EntryKeys): it has one, no CPE of it gives a key,
+// and its product says nothing. The details do not keep packageNames:
+// the keys of entries none of which has such a packageName are those of
+// the entries as the details keep them.
+func keyByPackageName(e index.AffectedEntry) bool {
+	if e.PackageName == nil {
+		return false
+	}
 	for _, c := range e.CPEs {
 		if _, ok := cpeKey(c); ok {
 			return false

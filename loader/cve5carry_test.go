@@ -162,7 +162,7 @@ func TestIncrementalWithRecords(t *testing.T) {
 	lost := r.opts(t, "day5", feedDoc(append(mods, withoutCPEs(t, touch(t, renamed(r.nvd[r.both[2]], r.both[2], "CVE-2099-0001"), "2026-11-21T09:00:00.000")))...))
 	lost.Previous, lost.Time = withCPEs.Out, withCPEs.Time.Add(2*time.Hour)
 	log = incrementalAndFull(t, lost)
-	if want := "full build: not incremental: NVD's record of CVE-2099-0001 lost its CPEs: the vendors and products of its affected entries are read from its record again"; !slices.Contains(log, want) {
+	if want := "full build: not incremental: NVD's record of CVE-2099-0001 lost its CPEs, and its record's affected entries name products by packageName, which the previous snapshot does not keep"; !slices.Contains(log, want) {
 		t.Errorf("log %q, want %q", log, want)
 	}
 }

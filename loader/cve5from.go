@@ -5,7 +5,9 @@ package loader
 // details.txt.zst): "-" for a CVE no record gave anything, else the
 // winning record's input (its index in the manifest's inputs, decimal)
 // and its dateUpdated (else datePublished) at full precision, RFC 3339
-// in UTC, or "-" for a record with neither: "3 2024-07-20T10:15:12.293Z".
+// in UTC, or "-" for a record with neither: "3 2024-07-20T10:15:12.293Z";
+// then " p" when an entry of the record may take its product key from
+// its packageName (see keyByPackageName), which the details do not keep.
 // A load reads none of it (it checks its sums); a build with -previous
 // reads it to carry what the records gave (see carryRecords) and, when a
 // record file is replaced (the CVE Program's hourly delta), to decide
@@ -16,6 +18,7 @@ package loader
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -35,8 +38,9 @@ const cve5FromVersion = 11
 // recordFrom is where a CVE's winning record came from; In 0: none (the
 // CWE catalog is input 0, never a record file).
 type recordFrom struct {
-	In       int32
-	Modified time.Time // zero: the record has no date
+	In        int32
+	Modified  time.Time // zero: the record has no date
+	ByPackage bool      // see keyByPackageName
 }
 
 // appendLine appends f's line of cve5from.txt.zst.
@@ -46,9 +50,14 @@ func (f recordFrom) appendLine(dst []byte) []byte {
 	}
 	dst = strconv.AppendInt(dst, int64(f.In), 10)
 	if f.Modified.IsZero() {
-		return append(dst, " -"...)
+		dst = append(dst, " -"...)
+	} else {
+		dst = f.Modified.UTC().AppendFormat(append(dst, ' '), time.RFC3339Nano)
 	}
-	return f.Modified.UTC().AppendFormat(append(dst, ' '), time.RFC3339Nano)
+	if f.ByPackage {
+		dst = append(dst, " p"...)
+	}
+	return dst
 }
 
 // parseRecordFrom parses a line of cve5from.txt.zst of a snapshot built
@@ -69,10 +78,13 @@ func parseRecordFrom(line []byte, inputs int) (recordFrom, error) {
 		return recordFrom{}, fmt.Errorf("input %d is not a CVE input of the %d inputs", at, inputs)
 	}
 	f := recordFrom{In: int32(at)}
+	if d, ok := bytes.CutSuffix(date, []byte(" p")); ok {
+		date, f.ByPackage = d, true
+	}
 	if string(date) == "-" {
 		return f, nil
 	}
-	if f.Modified, err = time.Parse(time.RFC3339Nano, string(date)); err != nil || date[len(date)-1] != 'Z' {
+	if f.Modified, err = time.Parse(time.RFC3339Nano, string(date)); err != nil || len(date) == 0 || date[len(date)-1] != 'Z' {
 		return recordFrom{}, fmt.Errorf("bad date %q", date)
 	}
 	if !bytes.Equal(f.Modified.AppendFormat(nil, time.RFC3339Nano), date) {
@@ -123,7 +135,8 @@ func recordFromsOf(cves []index.CVE, recs []*CVE5Record, pos []int) []recordFrom
 			j++
 		}
 		if j < len(recs) && recs[j].ID == cves[i].Name {
-			out[i] = recordFrom{In: int32(pos[recs[j].Input]), Modified: recs[j].Modified}
+			r := recs[j]
+			out[i] = recordFrom{In: int32(pos[r.Input]), Modified: r.Modified, ByPackage: r.ByPackage || slices.ContainsFunc(r.Affected, keyByPackageName)}
 		}
 	}
 	return out

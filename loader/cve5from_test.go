@@ -14,7 +14,8 @@ import (
 // TestRecordFromLines: a build with records says in cve5from.txt.zst, a
 // line per CVE in name order, which input its winning record came from
 // and its dateUpdated at full precision ("-" for a CVE no record gave
-// anything, a date "-" for a record without dates), which Validate
+// anything, a date "-" for a record without dates, " p" after it when
+// an entry may take its product from its packageName), which Validate
 // reads.
 func TestRecordFromLines(t *testing.T) {
 	r := newRecordsRefresh(t)
@@ -60,7 +61,7 @@ func TestRecordFromLines(t *testing.T) {
 	}
 	// The inputs: the catalog, cvelist, the yearly feed, the modified
 	// feed, vulnrichment, extra, later.
-	for _, want := range []string{"CVE-2099-0001 5 2024-07-20T00:00:00Z", "CVE-2099-0002 6 2024-07-21T00:00:00.123456789Z", undated + " 6 -"} {
+	for _, want := range []string{"CVE-2099-0001 5 2024-07-20T00:00:00Z p", "CVE-2099-0002 6 2024-07-21T00:00:00.123456789Z", undated + " 6 -"} {
 		if !slices.Contains(lines, want) {
 			t.Errorf("no line %q in %q", want, lines[len(lines)-3:])
 		}
@@ -79,16 +80,18 @@ func TestParseRecordFrom(t *testing.T) {
 		"3 -":                      {In: 3},
 		"2 2024-07-20T10:15:12Z":   {In: 2, Modified: time.Date(2024, 7, 20, 10, 15, 12, 0, time.UTC)},
 		"4 2024-07-20T10:15:12.2Z": {In: 4, Modified: time.Date(2024, 7, 20, 10, 15, 12, 2e8, time.UTC)},
+		"4 2024-07-20T10:15:12Z p": {In: 4, Modified: time.Date(2024, 7, 20, 10, 15, 12, 0, time.UTC), ByPackage: true},
+		"1 - p":                    {In: 1, ByPackage: true},
 	} {
 		got, err := parseRecordFrom([]byte(line), 5)
-		if err != nil || got.In != want.In || !got.Modified.Equal(want.Modified) {
+		if err != nil || got.In != want.In || !got.Modified.Equal(want.Modified) || got.ByPackage != want.ByPackage {
 			t.Errorf("%q: %+v, %v; want %+v", line, got, err, want)
 		}
 		if back := string(got.appendLine(nil)); back != line {
 			t.Errorf("%q written back as %q", line, back)
 		}
 	}
-	for _, line := range []string{"", "c", "0 -", "5 -", "03 -", "-1 -", "2", "2 2024-07-20", "2 2024-07-20T10:15:12+02:00", "2 2024-07-20T10:15:12.200Z", "2 -  "} {
+	for _, line := range []string{"", "c", "0 -", "5 -", "03 -", "-1 -", "2", "2 2024-07-20", "2 2024-07-20T10:15:12+02:00", "2 2024-07-20T10:15:12.200Z", "2 -  ", "2 - p p", "2 p", "2 - P"} {
 		if f, err := parseRecordFrom([]byte(line), 5); err == nil {
 			t.Errorf("%q: %+v, want an error", line, f)
 		}
