@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,7 +97,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 	if opt.Previous == "" {
 		replacedReports = reportsIn(opt.Out)
 	}
-	aliases, err := readAliases(opt.Aliases)
+	aliases, aliasSum, err := readAliases(opt.Aliases)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -136,7 +137,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		nvd      *nvdPacked
 		feedInfo []FileInfo
 	)
-	inc, why, err := readFeedsIncremental(opt, feeds, records, enc, stage)
+	inc, why, err := readFeedsIncremental(opt, feeds, records, aliases, aliasSum, enc, stage)
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -146,8 +147,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 		prev, inc = inc.prev, nil
 	}
 	incremental := inc != nil
+	var carriedRecs *carriedRecords // what the records gave, carried over (nil: read)
 	if incremental {
-		cves, carried, nvd, feedInfo, prev = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev
+		cves, carried, nvd, feedInfo, prev, carriedRecs = inc.cves, inc.bodies, inc.nvd, inc.infos, inc.prev, inc.records
 		stage("read feeds", plural(len(cves), "CVE", "CVEs")+" from "+plural(len(feeds), "file", "files")+
 			fmt.Sprintf(", incrementally: %d read (%d of their records as -previous has them), %d NVD records carried over from -previous (%d of them mapped again), %d of %d blocks kept",
 				inc.changed, inc.known, inc.carried, inc.remapped, inc.kept, len(nvd.Blocks)))
@@ -220,8 +222,19 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
-	var recordStamps []Stamp // by name, for the refresh guard
-	if len(records) > 0 {
+	var recordStamps []Stamp     // by name, for the refresh guard
+	var recordFroms []recordFrom // by cves, where each CVE's record came from
+	if r := carriedRecs; r != nil {
+		// cves has the CVEs of records alone already.
+		dates.NVD, recordInfo = r.nvd, r.infos
+		if recordFroms, err = r.fromOf(cves, prev); err != nil {
+			return Manifest{}, fmt.Errorf("loader: -previous %s: %w", opt.Previous, err)
+		}
+		dates.CVE5 = newestFrom(recordFroms)
+		if opt.Previous != "" {
+			recordStamps = recordStampsOf(cves, recordFroms)
+		}
+	} else if len(records) > 0 {
 		keep := keptOfCVE5(cves)
 		if cold != nil {
 			keep.holdFor(cves, cold, aliases)
@@ -237,6 +250,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 		dates.CVE5 = newestRecord(recs)
 		var only int
 		cves, only = mergeCVE5(cves, recs)
+		recordFroms = recordFromsOf(cves, recs, feedPositions(opt.Feeds, records))
 		setEntryKeys(cves, cold, aliases)
 		recordInfo = infos
 		if opt.Previous != "" {
@@ -350,7 +364,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 	}
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
-	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true)
+	out := recordsOut{from: recordFroms}
+	if len(records) > 0 {
+		out.aliasSum = aliasSum // else the alias file mapped nothing
+	}
+	recordFroms = nil
+	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true, out)
 	if err != nil {
 		return m, err
 	}
@@ -405,17 +424,18 @@ func newestRecord(recs []*CVE5Record) *string {
 }
 
 // readAliases reads the alias file at path, or returns the default one
-// when path is "".
-func readAliases(path string) (*Aliases, error) {
+// when path is "", with the SHA-256 of its bytes (see aliasesSum).
+func readAliases(path string) (*Aliases, string, error) {
 	if path == "" {
-		return DefaultAliases()
+		a, err := DefaultAliases()
+		return a, aliasesSum([]byte(defaultAliasesText)), err
 	}
-	f, err := os.Open(path)
+	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("loader: aliases: %w", err)
+		return nil, "", fmt.Errorf("loader: aliases: %w", err)
 	}
-	defer f.Close()
-	return ParseAliases(path, f)
+	a, err := ParseAliases(path, bytes.NewReader(text))
+	return a, aliasesSum(text), err
 }
 
 // setEntryKeys gives each CVE without NVD CPEs the vendors and products

@@ -3,6 +3,7 @@ package loader
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -69,6 +70,12 @@ type CVE5Record struct {
 	// it does.
 	Held     *index.HeldDetails
 	HeldText *index.HeldText
+	// Input is, in what readCVE5Files returns, the file the record was
+	// read from (its index in the files given), for cve5from.txt.zst;
+	// ByPackage, for a record held (Affected nil), whether an entry's
+	// product key may come from its packageName (keyByPackageName).
+	Input     int32
+	ByPackage bool
 }
 
 // Summary is the record's summary as the decisions give it: the first
@@ -203,6 +210,7 @@ func (k *cve5Keep) hold(r *CVE5Record) *CVE5Record {
 	if t := index.MakeHeldText(r.Affected, r.SSVC, k.keysOf(r.ID, r.Affected)); !t.Empty() {
 		r.HeldText = &t
 	}
+	r.ByPackage = slices.ContainsFunc(r.Affected, keyByPackageName)
 	r.Affected, r.SSVC = nil, nil
 	return r
 }

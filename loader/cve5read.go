@@ -194,6 +194,7 @@ func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, e
 	}
 	for i, p := range paths {
 		fi, err := readCVE5File(p, keep, func(r *CVE5Record) error {
+			r.Input = int32(i)
 			if held != nil && r.HeldText != nil {
 				r.Held, r.HeldText = held.Hold(*r.HeldText), nil
 			}

@@ -99,7 +99,7 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	}
 	m["version"] = 3
 	files := m["files"].(map[string]any)
-	for _, key := range []string{keyDetails, keyStrings, keyNVD, keyNVDFacts, keyNVDStrings, keyNVDFrom, keyNVDLayout, keyCVEsLayout} {
+	for _, key := range []string{keyDetails, keyStrings, keyNVD, keyNVDFacts, keyNVDStrings, keyNVDFrom, keyNVDLayout, keyCVEsLayout, keyCVE5From} {
 		delete(files, key)
 		os.Remove(filepath.Join(v3, dataFiles[key]))
 	}
@@ -107,7 +107,7 @@ func TestPreviousFormatUpgrade(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(v3, ManifestName), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const want = "format version 3 is older than this vulnd's 10: rebuild the snapshot with this vulnd"
+	const want = "format version 3 is older than this vulnd's 11: rebuild the snapshot with this vulnd"
 	if _, _, err := Load(v3); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Load of v3: %v, want %q", err, want)
 	}
@@ -231,7 +231,7 @@ func withoutNVD(t *testing.T, dir string, version int) {
 	}
 	m["version"] = version
 	files := m["files"].(map[string]any)
-	for _, key := range []string{keyNVD, keyNVDFacts, keyNVDStrings, keyNVDFrom, keyNVDLayout, keyCVEsLayout} {
+	for _, key := range []string{keyNVD, keyNVDFacts, keyNVDStrings, keyNVDFrom, keyNVDLayout, keyCVEsLayout, keyCVE5From} {
 		delete(files, key)
 		os.Remove(filepath.Join(dir, dataFiles[key]))
 	}

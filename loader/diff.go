@@ -344,6 +344,15 @@ func handlersOf(o, n *index.CVE, aliases *Aliases) index.Handlers {
 		if len(c.CPEs) > 0 {
 			continue // NVD's analysis supersedes the entries
 		}
+		if c.EntryKeys != nil {
+			// Those of its entries (setEntryKeys), which may come from
+			// packageNames that the previous details do not keep.
+			for _, k := range c.EntryKeys {
+				vendors[k.Vendor] = true
+				products[k.Product] = true
+			}
+			continue
+		}
 		for i := range c.Affected {
 			for _, k := range EntryKeys(&c.Affected[i], aliases) {
 				if !storableName(k.Vendor) || !storableName(k.Product) {

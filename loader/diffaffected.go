@@ -212,13 +212,26 @@ func changedCVEs(s *Snapshot, cves []index.CVE, carried [][]byte, moved map[stri
 			}
 		}
 		olds = append(olds, o)
+		n := *c
 		if isCarried {
-			n := o
+			n = o
 			n.Affected = c.Affected
-			news = append(news, n)
-		} else {
-			news = append(news, *c)
 		}
+		if c.Held != nil {
+			// What its record gave, carried over from s (see
+			// carryRecords): the entries as s has them, which the
+			// record gives the same, and the entry keys held.
+			n.Affected, n.Held = o.Affected, nil
+			keys, err := c.Held.EntryKeys()
+			if err != nil {
+				return nil, nil, fmt.Errorf("loader: %s: %w", c.Name, err)
+			}
+			n.EntryKeys = keys
+			if keys == nil {
+				n.EntryKeys = []index.EntryKey{}
+			}
+		}
+		news = append(news, n)
 	}
 	return olds, news, nil
 }

@@ -193,6 +193,9 @@ type incrementalFeeds struct {
 	prev *Snapshot
 	// fallback: the feeds are to be read in full; only prev is set.
 	fallback bool
+	// records is, when CVE JSON 5 record files are inputs, what the
+	// previous snapshot says they gave (see carryRecords).
+	records *carriedRecords
 }
 
 // readFeedsIncremental reads the feeds of a build with Previous
@@ -200,12 +203,9 @@ type incrementalFeeds struct {
 // ("" when there is no Previous). An error is one the full build would give too (a
 // changed feed that does not decode); the previous snapshot's own
 // problems are left to the full build to report.
-func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.Encoder, stage func(name, detail string)) (*incrementalFeeds, string, error) {
+func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Aliases, aliasSum string, enc *zstd.Encoder, stage func(name, detail string)) (*incrementalFeeds, string, error) {
 	if opt.Previous == "" || opt.Full {
 		return nil, "", nil
-	}
-	if len(records) > 0 {
-		return nil, "CVE JSON 5 record files are read in full", nil
 	}
 	m, prevID, err := readManifest(opt.Previous, true)
 	if err != nil {
@@ -217,16 +217,29 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	if m.Version < 8 {
 		return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which feed each NVD record came from", m.Version), nil
 	}
-	switch extra := len(m.Inputs) - 1 - len(feeds); {
-	case extra == 0, extra == 1 && m.EPSS != nil && m.Inputs[len(m.Inputs)-1].Name == m.EPSS.File:
-	default:
+	// The CVE inputs are the manifest's after the CWE catalog, in the
+	// order given, feeds and record files mixed (see inputsInOrder).
+	inputs := len(opt.Feeds)
+	was := len(m.Inputs) - 1 // the previous build's CVE inputs
+	if m.EPSS != nil && was > 0 && m.Inputs[was].Name == m.EPSS.File {
+		was--
+	}
+	pos := feedPositions(opt.Feeds, feeds) // each feed's input
+	switch {
+	case was == inputs:
+	case len(records) == 0:
 		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %s", plural(len(m.Inputs), "input", "inputs"), plural(len(feeds), "feed", "feeds")), nil
+	case was < inputs && (len(pos) == 0 || pos[len(pos)-1] <= was):
+		// Record files after the previous build's inputs (the
+		// day's first delta after the midnight baseline): read.
+	default:
+		return nil, fmt.Sprintf("the previous snapshot was built from %s, this build reads %d", plural(was, "CVE input", "CVE inputs"), inputs), nil
 	}
 	infos := make([]FileInfo, len(feeds))
 	unchanged := make([]bool, len(m.Inputs)) // by input
 	var changed []int
 	for i, p := range feeds {
-		was := m.Inputs[1+i]
+		was := m.Inputs[pos[i]]
 		if was.Name != filepath.Base(p) {
 			return nil, fmt.Sprintf("feed %d is %s, the previous snapshot's was %s", i+1, filepath.Base(p), was.Name), nil
 		}
@@ -236,15 +249,26 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		}
 		infos[i] = fi
 		if fi.Size == was.Size && fi.SHA256 == was.SHA256 {
-			unchanged[1+i] = true
+			unchanged[pos[i]] = true
 		} else {
 			changed = append(changed, i)
 		}
 	}
-	if m.Newest != nil && m.Newest.CVE5 != nil {
-		return nil, "the previous snapshot holds CVE JSON 5 records", nil
+	var rf recordFiles
+	if len(records) == 0 {
+		if m.Newest != nil && m.Newest.CVE5 != nil || m.Aliases != "" {
+			return nil, "the previous snapshot holds CVE JSON 5 records", nil
+		}
+	} else {
+		if m.Version < cve5FromVersion || m.Version != writeVersion {
+			return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil
+		}
+		var why string
+		if rf, why = sameRecordInputs(opt.Feeds, pos, was, m, aliasSum); why != "" {
+			return nil, why, nil
+		}
 	}
-	prev, why := readPreviousNVD(opt.Previous, m, len(feeds))
+	prev, why := readPreviousNVD(opt.Previous, m, inputs)
 	if prev == nil {
 		return nil, why, nil
 	}
@@ -301,7 +325,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 	byID := map[string]*feedWinner{}
 	known := 0 // records of them not decoded
 	for _, i := range changed {
-		at := int32(1 + i)
+		at := int32(pos[i])
 		var isKnown func(raw []byte) bool
 		var knownErr error
 		if byHash != nil {
@@ -590,6 +614,24 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			carried++
 		}
 	}
+	// What the CVE JSON 5 records gave, from the previous snapshot: the
+	// record files are those it was built from.
+	names := make([]string, len(wins), len(wins)+max(0, len(snap.Data.CVEs)-len(prev.lines)))
+	for i := range wins {
+		names[i] = wins[i].id
+	}
+	var recs *carriedRecords
+	if len(records) > 0 {
+		var why string
+		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, cves, bodies, rf, aliases); err != nil {
+			return nil, "", err
+		}
+		if why != "" {
+			return fallback(why)
+		}
+		stage("carry CVE JSON 5 records", plural(recs.held, "CVE", "CVEs")+" with what a record gave, "+strconv.Itoa(recs.only)+" of them from a record alone; "+
+			plural(len(rf.changed), "record file", "record files")+" read ("+plural(recs.read, "record", "records")+", "+strconv.Itoa(len(recs.fresh))+" of them taken)")
+	}
 
 	if overlay {
 		sorted := make([]index.NVDFacts, len(order))
@@ -608,7 +650,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 		if err != nil {
 			return nil, "", fmt.Errorf("loader: build %s: %w", opt.Out, err)
 		}
-		return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves, bodies), bodies: bodies, nvd: &nvdPacked{PackedNVD: p, from: from, kept: keptFile}, infos: infos, prev: snap,
+		return &incrementalFeeds{cves: cvesByName(func(i int) string { return names[i] }, cves, bodies), bodies: bodies, records: recs, nvd: &nvdPacked{PackedNVD: p, from: from, kept: keptFile}, infos: infos, prev: snap,
 			changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: len(prev.lay.Blocks), known: known}, "", nil
 	}
 
@@ -658,7 +700,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, enc *zstd.E
 			kept++
 		}
 	}
-	return &incrementalFeeds{cves: cvesByName(func(i int) string { return wins[i].id }, cves, bodies), bodies: bodies, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
+	return &incrementalFeeds{cves: cvesByName(func(i int) string { return names[i] }, cves, bodies), bodies: bodies, records: recs, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
 		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
 }
 

@@ -299,7 +299,7 @@ func refuseCase(t *testing.T, setup func(*testing.T, string) BuildOptions, force
 func assertSnapshotOnly(t *testing.T, dir string) {
 	t.Helper()
 	got := dirNames(t, dir)
-	want := []string{fileCVEs, fileCWEs, fileIDs, ManifestName, fileMetrics, fileReports, fileDetails, fileStrings, fileNVD, fileNVDFacts, fileNVDStrings, fileNVDFrom, fileNVDLayout, fileCVEsLayout}
+	want := []string{fileCVEs, fileCWEs, fileIDs, ManifestName, fileMetrics, fileReports, fileDetails, fileStrings, fileNVD, fileNVDFacts, fileNVDStrings, fileNVDFrom, fileNVDLayout, fileCVEsLayout, fileCVE5From}
 	slices.Sort(want)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s holds (-want +got):\n%s", dir, diff)

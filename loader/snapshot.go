@@ -61,7 +61,13 @@ import (
 // or added since (see cveslayout.go); cves.jsonl.zst's records are its
 // lines, dead ones included. A version 9 snapshot loads as before, its
 // bodies in name order.
-const FormatVersion = 10
+// Version 11 adds cve5from.txt.zst: which input the CVE JSON 5 record
+// each CVE took came from, and its dateUpdated (see cve5from.go), which
+// only a build with -previous reads, to carry what unchanged record
+// files gave, and the manifest's "aliases" (the alias file's SHA-256). A
+// version 10 snapshot loads as before (a build with it as -previous
+// reads every record file).
+const FormatVersion = 11
 
 // servedVersion is the oldest format serve and validate still read: a
 // version 4 snapshot differs only in its details lines, which end after
@@ -128,15 +134,19 @@ const epssVersion = 6
 var dataFiles = map[string]string{
 	keyCWEs: fileCWEs, keyCVEs: fileCVEs, keyMetrics: fileMetrics, keyReports: fileReports, keyIDs: fileIDs,
 	keyDetails: fileDetails, keyStrings: fileStrings, keyNVD: fileNVD, keyNVDFacts: fileNVDFacts, keyNVDStrings: fileNVDStrings,
-	keyNVDFrom: fileNVDFrom, keyNVDLayout: fileNVDLayout, keyCVEsLayout: fileCVEsLayout,
+	keyNVDFrom: fileNVDFrom, keyNVDLayout: fileNVDLayout, keyCVEsLayout: fileCVEsLayout, keyCVE5From: fileCVE5From,
 }
 
 // dataFilesOf are the data files of a snapshot of format version v.
 func dataFilesOf(v int) map[string]string {
-	if v >= cvesLayoutVersion {
+	if v >= cve5FromVersion {
 		return dataFiles
 	}
 	old := maps.Clone(dataFiles)
+	delete(old, keyCVE5From)
+	if v == 10 {
+		return old
+	}
 	delete(old, keyCVEsLayout)
 	if v == 9 {
 		return old
@@ -184,6 +194,13 @@ type Manifest struct {
 	// verdict for a tag naming that snapshot, rather than reading both
 	// snapshots' CVEs again to compare them.
 	RefreshOf string `json:"refresh_of,omitempty"`
+	// Aliases is the SHA-256 (hex) of the alias file a build with CVE
+	// JSON 5 records mapped their affected entries' names with (the
+	// default one's, loader/aliases.txt, when it was given none); ""
+	// when the build read no record, or in a manifest older than it. A
+	// build with -previous carries what the records gave only from a
+	// snapshot of the same alias file (see carryRecords).
+	Aliases string `json:"aliases,omitempty"`
 }
 
 // EPSSInfo is the manifest's "epss": the EPSS file the scores came from
@@ -392,6 +409,9 @@ func parseManifest(raw []byte, old bool) (Manifest, error) {
 				return m, fmt.Errorf("newest.%s %q is not a timestamp", d.key, *d.at)
 			}
 		}
+	}
+	if m.Aliases != "" && (len(m.Aliases) != 64 || strings.Trim(m.Aliases, "0123456789abcdef") != "") {
+		return m, fmt.Errorf("aliases %q is not a SHA-256 (64 lowercase hex digits)", m.Aliases)
 	}
 	if m.RefreshOf != "" && IDFromSum(m.RefreshOf+strings.Repeat("0", 40)) != m.RefreshOf {
 		return m, fmt.Errorf("refresh_of %q is not a snapshot id (24 lowercase hex digits)", m.RefreshOf)

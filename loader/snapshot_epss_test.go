@@ -117,7 +117,7 @@ func TestBuildEPSS(t *testing.T) {
 	check(s2)
 	// A manifest whose "epss" does not fit is refused, naming the fault.
 	for _, tc := range []struct{ from, to, want string }{
-		{`"version": 10`, `"version": 5`, `format version 5 holds no EPSS, but the manifest has "epss"`},
+		{`"version": 11`, `"version": 5`, `format version 5 holds no EPSS, but the manifest has "epss"`},
 		{`"rows": 10`, `"rows": 9`, "epss: 9 rows, but epss.csv.zst holds 10 records"},
 		{`"model": "v2026.06.15"`, `"model": ""`, `epss: model "" is not 1 to 64 printable characters`},
 		{`"date": "2026-09-29T12:00:22Z"`, `"date": "2026-09-29"`, `epss: date "2026-09-29" is not an RFC 3339 time`},

@@ -145,6 +145,11 @@ func Validate(dir string) (Manifest, error) {
 	if err := validateNVD(dir, s.Manifest, dec); err != nil {
 		return Manifest{}, err
 	}
+	if s.Manifest.Version >= cve5FromVersion {
+		if _, err := readRecordFrom(dir, s.Manifest, len(s.Data.CVEs), dec); err != nil {
+			return Manifest{}, fmt.Errorf("loader: snapshot %s: %w", dir, err)
+		}
+	}
 	if err := s.details.Check(); err != nil {
 		return Manifest{}, fmt.Errorf("loader: snapshot %s: %s: %w", dir, fileDetails, err)
 	}

@@ -30,7 +30,7 @@ import (
 // stored with it are those of d: ids already set are kept, and CPEs and
 // metrics with id 0 get fresh ones (d is updated).
 func Write(dir string, d *index.Data, builtAt time.Time, inputs []FileInfo) (Manifest, error) {
-	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, "", false, nil, "", nil, nil, nil, nil, false)
+	return write(dir, d, tablesFromData(d), builtAt, inputs, nil, "", false, nil, "", nil, nil, nil, nil, false, recordsOut{})
 }
 
 // tablesFromData makes id tables holding the ids d already carries, then
@@ -73,7 +73,7 @@ func tablesFromData(d *index.Data) *idTables {
 // hold it, what only the bodies need once each body is written, the id
 // tables once listed, and d.CVEs before the index is built: a build's
 // CVEs and tables, which nothing reads after the write.
-func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, refreshOf string, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, carried [][]byte, base *cvesBase, spend bool) (Manifest, error) {
+func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs []FileInfo, dates *InputDates, refreshOf string, force bool, epss *EPSS, epssFile string, nvd *nvdPacked, cold *coldStore, carried [][]byte, base *cvesBase, spend bool, recs recordsOut) (Manifest, error) {
 	if dates == nil {
 		dates = &InputDates{}
 	}
@@ -86,6 +86,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		Newest:  dates,
 
 		RefreshOf: refreshOf,
+		Aliases:   recs.aliasSum,
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
@@ -206,6 +207,21 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
 		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
+	}
+	if m.Version >= cve5FromVersion {
+		if recs.from != nil && len(recs.from) != len(d.CVEs) {
+			return m, fmt.Errorf("loader: build %s: %s: %d lines for %d CVEs", dir, fileCVE5From, len(recs.from), len(d.CVEs))
+		}
+		files = append(files, struct {
+			key  string
+			n    int
+			line func(int) ([]byte, error)
+		}{keyCVE5From, len(d.CVEs), func(i int) ([]byte, error) {
+			if recs.from == nil {
+				return []byte{'-'}, nil
+			}
+			return recs.from[i].appendLine(nil), nil
+		}})
 	}
 	if epss != nil {
 		files = append(files, struct {

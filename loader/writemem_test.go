@@ -91,7 +91,7 @@ func TestWriteSpendsDetailsFields(t *testing.T) {
 		setEntryKeys(cves, nil, aliases)
 		d := &index.Data{CVEs: cves}
 		dir := filepath.Join(t.TempDir(), "snap")
-		if _, err := write(dir, d, tablesFromData(d), buildTime, nil, nil, "", false, nil, "", nil, nil, nil, nil, spend); err != nil {
+		if _, err := write(dir, d, tablesFromData(d), buildTime, nil, nil, "", false, nil, "", nil, nil, nil, nil, spend, recordsOut{}); err != nil {
 			t.Fatal(err)
 		}
 		files := map[string][]byte{}
