@@ -31,7 +31,7 @@ func BenchmarkReadCVE5Zip(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	aliases, err := readAliases("")
+	aliases, _, err := readAliases("")
 	if err != nil {
 		b.Fatal(err)
 	}
