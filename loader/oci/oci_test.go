@@ -106,7 +106,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		"org.opencontainers.image.created":  "2026-11-23T06:00:00Z",
 		"org.opencontainers.image.title":    "vulnd snapshot " + id,
 		"dev.vulnd.snapshot.id":             id,
-		"dev.vulnd.snapshot.format-version": "10",
+		"dev.vulnd.snapshot.format-version": "11",
 		"dev.vulnd.snapshot.built-at":       "2026-11-23 06:00:00Z",
 		"dev.vulnd.snapshot.count.cves":     "2003",
 		"dev.vulnd.snapshot.count.cwes":     "104",
@@ -135,7 +135,7 @@ func TestPublishFetchDownload(t *testing.T) {
 		t.Errorf("layers (-want +got):\n%s", diff)
 	}
 	wantTitles := []string{"manifest.json", "cves.jsonl.zst", "cwes.jsonl.zst", "details.txt.zst", "ids.jsonl.zst",
-		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdfrom.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst", "nvdlayout.txt.zst", "cveslayout.txt.zst"}
+		"metrics.jsonl.zst", "nvd.zst", "nvdfacts.txt.zst", "nvdfrom.txt.zst", "nvdstrings.jsonl.zst", "reports.jsonl.zst", "strings.jsonl.zst", "epss.csv.zst", "nvdlayout.txt.zst", "cveslayout.txt.zst", "cve5from.txt.zst"}
 
 	// The same snapshot again: nothing sent, the same artifact.
 	again, err := Publish(ctx, store, demo, []string{"again"})
