@@ -70,14 +70,11 @@ func parseRecordFrom(line []byte, inputs int) (recordFrom, error) {
 	if !ok {
 		return recordFrom{}, fmt.Errorf("%q is neither \"-\" nor an input and a date", line)
 	}
-	at, err := strconv.ParseInt(string(in), 10, 32)
-	switch {
-	case err != nil || len(in) > 1 && in[0] == '0':
-		return recordFrom{}, fmt.Errorf("bad input %q", in)
-	case at < 1 || at >= int64(inputs):
-		return recordFrom{}, fmt.Errorf("input %d is not a CVE input of the %d inputs", at, inputs)
+	at, err := parseInput(in, inputs, "a CVE input")
+	if err != nil {
+		return recordFrom{}, err
 	}
-	f := recordFrom{In: int32(at)}
+	f := recordFrom{In: at}
 	if d, ok := bytes.CutSuffix(date, []byte(" p")); ok {
 		date, f.ByPackage = d, true
 	}

@@ -99,18 +99,31 @@ func parseNVDFrom(line []byte, inputs int) (nvdFrom, error) {
 	}
 	var f nvdFrom
 	for field := range bytes.SplitSeq(line, []byte{' '}) {
-		at, err := strconv.ParseInt(string(field), 10, 32)
+		at, err := parseInput(field, inputs, "a feed")
 		switch {
-		case err != nil || len(field) > 1 && field[0] == '0':
-			return nvdFrom{}, fmt.Errorf("bad input %q", field)
-		case at < 1 || at >= int64(inputs):
-			return nvdFrom{}, fmt.Errorf("input %d is not a feed of the %d inputs", at, inputs)
-		case len(f.In) > 0 && int32(at) <= f.In[len(f.In)-1]:
+		case err != nil:
+			return nvdFrom{}, err
+		case len(f.In) > 0 && at <= f.In[len(f.In)-1]:
 			return nvdFrom{}, fmt.Errorf("inputs out of order: %q", line)
 		}
-		f.In = append(f.In, int32(at))
+		f.In = append(f.In, at)
 	}
 	return f, nil
+}
+
+// parseInput parses an input's number in a line of nvdfrom.txt.zst or
+// cve5from.txt.zst: decimal without a leading zero, from 1 (input 0 is
+// the CWE catalog) to inputs-1; what names the inputs allowed, for the
+// error.
+func parseInput(field []byte, inputs int, what string) (int32, error) {
+	at, err := strconv.ParseInt(string(field), 10, 32)
+	switch {
+	case err != nil || len(field) > 1 && field[0] == '0':
+		return 0, fmt.Errorf("bad input %q", field)
+	case at < 1 || at >= int64(inputs):
+		return 0, fmt.Errorf("input %d is not %s of the %d inputs", at, what, inputs)
+	}
+	return int32(at), nil
 }
 
 // feedWinner follows the records of one CVE as the feeds are read, in
