@@ -1,6 +1,9 @@
 package index
 
 import (
+	"bytes"
+	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -98,4 +101,56 @@ func rangeDown(hi, lo int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// TestHeldStoreBlocksTight: a sealed block takes about the bytes it
+// holds compressed, not the array the encoder grew while it wrote them
+// (at 400k records, 69 MB held through a build's write where the blocks
+// need a fraction of it).
+func TestHeldStoreBlocksTight(t *testing.T) {
+	text := func(i int) HeldText {
+		var es []AffectedEntry
+		for j := range 6 {
+			v, p := fmt.Sprintf("vendor%d", i%97), fmt.Sprintf("product%d_%d", i%89, j)
+			lt := fmt.Sprintf("%d.%d.%d", (i*7+j)%31, (i*13+j)%17, i*j%1000)
+			es = append(es, AffectedEntry{Source: "cna", Vendor: &v, Product: &p,
+				Versions: []AffectedVersion{{Version: fmt.Sprintf("%d.0", j), Status: "affected", VersionType: "semver", LessThan: &lt}}})
+		}
+		return MakeHeldText(es, nil, nil)
+	}
+	live := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	store, err := NewHeldStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Hold(text(0)) // the encoder's own buffers, made once
+	store.Seal()
+	const n = 20000
+	held := make([]*HeldDetails, 0, n)
+	before := live()
+	for i := range n {
+		held = append(held, store.Hold(text(i)))
+	}
+	store.Seal()
+	grew := live() - before
+	compressed := 0
+	for _, b := range store.blocks {
+		compressed += len(b)
+	}
+	// The blocks, the HeldDetails (32 bytes each) and the slice of blocks.
+	if want := uint64(compressed)*3/2 + n*48 + 64<<10; grew > want {
+		t.Errorf("holding %d texts in %d blocks of %d bytes in all took %d bytes, want at most %d", n, len(store.blocks), compressed, grew, want)
+	}
+	for _, i := range []int{0, n / 3, n - 1} {
+		got, err := store.text(held[i])
+		if want := text(i).text; err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("text %d: %q, %v; want %q", i, got, err, want)
+		}
+	}
+	runtime.KeepAlive(held)
 }
