@@ -351,7 +351,7 @@ sum() { tr ' ' '+' <<<"$1" | sed 's/+$//' | bc; }
 	echo
 	echo "| measure | nvd | records | records/nvd | budget 1.15 |"
 	echo "|---|---:|---:|---:|---|"
-	row "build wall time ($(cpu_count "$SCALE_BUILD_CPUS") CPUs: $SCALE_BUILD_CPUS)" s %.2f "${B_WALL[nvd]}" "${B_WALL[records]}"
+	row "build wall time (CPUs $SCALE_BUILD_CPUS)" s %.2f "${B_WALL[nvd]}" "${B_WALL[records]}"
 	row "build peak RSS" MB %.0f "${B_RSS[nvd]}" "${B_RSS[records]}"
 	row "load time" s %.3f "${L_SEC[nvd]}" "${L_SEC[records]}"
 	row "RSS after load" MB %.0f "${L_RSS[nvd]}" "${L_RSS[records]}"
