@@ -5,9 +5,11 @@
 # 1. Generates one data set with bench/synth -cve5 (a record for every
 #    CVE, a share of them in NVD's backlog: no configurations in the
 #    feeds) and builds two snapshots of it, alternated SCALE_BUILDS times,
-#    each build pinned to SCALE_BUILD_CPUS under /usr/bin/time (wall time
-#    and peak RSS): "nvd" from the feeds alone, "records" from the feeds
-#    and cves.zip. Both get synth's EPSS file (-epss), or neither with
+#    each build pinned to SCALE_BUILD_CPUS under /usr/bin/time (wall time,
+#    CPU time and peak RSS): "nvd" from the feeds alone, "records" from the
+#    feeds and cves.zip. A build runs on as many cores as it is given (Go
+#    takes GOMAXPROCS from the CPUs it may run on): one by default, every
+#    core of the machine in production; the report says which. Both get synth's EPSS file (-epss), or neither with
 #    SCALE_EPSS=0, so the two differ by the records alone.
 # 2. Loads each snapshot SCALE_LOADS times, alternated: `vulnd serve`
 #    pinned to SCALE_CPU; the load time is the duration of its "snapshot
@@ -41,7 +43,8 @@
 #   SCALE_LOADS [3]         loads of each snapshot (medians)
 #   SCALE_SETTLE [3]        seconds from /readyz to reading VmRSS
 #   SCALE_CPU [0]           CPU of vulnd serve (loads and ?version=)
-#   SCALE_BUILD_CPUS [0]    CPUs of vulnd build (taskset -c list)
+#   SCALE_BUILD_CPUS [0]    CPUs of vulnd build (taskset -c list: 0,1
+#                           gives both builds both cores of this machine)
 #   SCALE_CLIENT_CPU [1]    CPU of wrk
 #   SCALE_DURATION [10]     seconds per wrk run, after SCALE_WARMUP [2]
 #   SCALE_ROUNDS [3]        alternating wrk rounds
@@ -51,6 +54,8 @@
 #   SCALE_STEP_TIMEOUT [1800]  SCALE_READY_TIMEOUT [600]  (seconds)
 #   SCALE_REPORT [/tmp/vulnd-scale-<time>.md]
 #   SCALE_KEEP [0]          1 keeps the work directory (data, snapshots)
+#   BIN [bin/vulnd]         the binary measured (default: made from the
+#                           work tree); the report names its commit
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -141,6 +146,26 @@ run() { # command... : in the background, bounded by SCALE_STEP_TIMEOUT
 }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print 0; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { echo "scale=6; $1 / $2" | bc; }
+# cpu_count LIST: how many CPUs a taskset list ("0", "0,1", "0-3,6") names.
+cpu_count() {
+	local n=0 part
+	for part in ${1//,/ }; do
+		if [[ $part == *-* ]]; then n=$((n + ${part#*-} - ${part%-*} + 1)); else n=$((n + 1)); fi
+	done
+	echo "$n"
+}
+# bin_commit BIN: the commit BIN was built from, as Go stamped it in the
+# binary (vcs.revision, vcs.modified), not the work tree's.
+bin_commit() {
+	local info rev
+	info=$(go version -m "$1" 2>/dev/null) || true
+	rev=$(sed -n 's/^[[:space:]]*build[[:space:]]*vcs.revision=//p' <<<"$info" | head -1)
+	if [[ -z $rev ]]; then
+		echo "$1 (no commit stamped in it)"
+		return
+	fi
+	echo "${rev:0:7}$([[ $(sed -n 's/^[[:space:]]*build[[:space:]]*vcs.modified=//p' <<<"$info") == true ]] && echo ' (with uncommitted changes)') ($1)"
+}
 # seconds GO_DURATION: "1m2.5s", "850ms", "3.2s", "900µs" -> seconds.
 seconds() {
 	local d=$1 total=0 n u
@@ -189,18 +214,25 @@ feeds_mb=$(du -cm "${FEEDS[@]}" | tail -1 | cut -f1)
 zip_mb=$(du -m "$DATA/cves.zip" | cut -f1)
 
 # 2. Builds, alternated: nvd, records, then records, nvd, ...
-declare -A B_WALL B_RSS L_SEC L_RSS L_HWM L_READY
+declare -A B_WALL B_CPU B_RSS B_READ L_SEC L_RSS L_HWM L_READY
 build() { # build KIND ROUND
 	local kind=$1 r=$2 out=$WORK/snap-$1 inputs=("${FEEDS[@]}")
 	[[ $kind == records ]] && inputs+=("$DATA/cves.zip")
 	rm -rf "$out"
-	run /usr/bin/time -f '%e %M' -o "$WORK/time-$kind" taskset -c "$SCALE_BUILD_CPUS" "$BIN" build -cwe "$DATA/cwec_synth.xml" "${EPSS_FLAGS[@]}" \
+	run /usr/bin/time -f '%e %M %U %S' -o "$WORK/time-$kind" taskset -c "$SCALE_BUILD_CPUS" "$BIN" build -cwe "$DATA/cwec_synth.xml" "${EPSS_FLAGS[@]}" \
 		-o "$out" -time 2026-11-22T06:00:00Z "${inputs[@]}" >"$WORK/build-$kind.log" 2>&1 ||
 		die "vulnd build ($kind) failed: $(tail -3 "$WORK/build-$kind.log")"
-	local wall kb
-	read -r wall kb <"$WORK/time-$kind"
-	B_WALL[$kind]+="$wall " B_RSS[$kind]+="$((kb / 1024)) "
-	say "build $r $kind: ${wall}s, peak RSS $((kb / 1024)) MB ($(grep '^wrote' "$WORK/build-$kind.log" || true))"
+	local wall kb user sys cpu read=
+	read -r wall kb user sys <"$WORK/time-$kind"
+	cpu=$(echo "$user + $sys" | bc)
+	B_WALL[$kind]+="$wall " B_RSS[$kind]+="$((kb / 1024)) " B_CPU[$kind]+="$cpu "
+	if [[ $kind == records ]]; then
+		# The stage that reads the records (vulnd build's stderr).
+		read=$(sed -n 's/^vulnd build: read CVE JSON 5 records: \([^ ]*\) .*/\1/p' "$WORK/build-$kind.log")
+		read=$(seconds "$read") || read=
+		B_READ[$kind]+="${read:-0} "
+	fi
+	say "build $r $kind: ${wall}s (CPU ${cpu}s), peak RSS $((kb / 1024)) MB${read:+, records read in ${read}s} ($(grep '^wrote' "$WORK/build-$kind.log" || true))"
 }
 for ((r = 1; r <= SCALE_BUILDS; r++)); do
 	if ((r % 2)); then order=(nvd records); else order=(records nvd); fi
@@ -312,19 +344,23 @@ sum() { tr ' ' '+' <<<"$1" | sed 's/+$//' | bc; }
 	echo "# make bench-scale, $(date -u +'%Y-%m-%d %H:%M UTC')"
 	echo
 	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the start $LOADAVG_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
-	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
+	echo "Software: vulnd $(bin_commit "$BIN"), $(go version | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
 	echo "Data: $(cves_of records) CVEs, $([[ -n $SCALE_DATA ]] && echo "bench/synth -cve5's output in $SCALE_DATA" || echo "\`bench/synth -cves $SCALE_CVES -seed 1 -cve5\`"): feeds $feeds_mb MB, cves.zip $zip_mb MB. nvd = the feeds alone ($(counts_of nvd)); records = the feeds and cves.zip ($(counts_of records)); $EPSS_DESC."
-	echo "Builds: $SCALE_BUILDS of each, alternated, pinned to CPUs $SCALE_BUILD_CPUS; wall time and peak RSS (maximum resident set) from /usr/bin/time. Loads: $SCALE_LOADS of each, alternated, \`vulnd serve\` pinned to CPU $SCALE_CPU; load time from its \"snapshot loaded\" line (duration=), RSS (VmRSS) ${SCALE_SETTLE}s after /readyz answered. Medians."
+	echo "Builds: $SCALE_BUILDS of each, alternated, pinned to CPUs $SCALE_BUILD_CPUS (SCALE_BUILD_CPUS: $(cpu_count "$SCALE_BUILD_CPUS") of the machine's $(nproc), so GOMAXPROCS $(cpu_count "$SCALE_BUILD_CPUS")); wall time, CPU time (user + sys) and peak RSS (maximum resident set) from /usr/bin/time. Loads: $SCALE_LOADS of each, alternated, \`vulnd serve\` pinned to CPU $SCALE_CPU; load time from its \"snapshot loaded\" line (duration=), RSS (VmRSS) ${SCALE_SETTLE}s after /readyz answered. Medians."
 	echo "Command: \`${settings[*]} make bench-scale\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
 	echo "| measure | nvd | records | records/nvd | budget 1.15 |"
 	echo "|---|---:|---:|---:|---|"
-	row "build wall time" s %.2f "${B_WALL[nvd]}" "${B_WALL[records]}"
+	row "build wall time (CPUs $SCALE_BUILD_CPUS)" s %.2f "${B_WALL[nvd]}" "${B_WALL[records]}"
 	row "build peak RSS" MB %.0f "${B_RSS[nvd]}" "${B_RSS[records]}"
 	row "load time" s %.3f "${L_SEC[nvd]}" "${L_SEC[records]}"
 	row "RSS after load" MB %.0f "${L_RSS[nvd]}" "${L_RSS[records]}"
 	echo
-	echo "Also: ready (exec to /readyz 200) $(med "${L_READY[nvd]}") s / $(med "${L_READY[records]}") s, peak RSS of the load (VmHWM) $(med "${L_HWM[nvd]}") MB / $(med "${L_HWM[records]}") MB (nvd / records). Each run: builds ${B_WALL[nvd]}/ ${B_WALL[records]}s; build RSS ${B_RSS[nvd]}/ ${B_RSS[records]}MB; loads $(printf '%.3f ' ${L_SEC[nvd]})/ $(printf '%.3f ' ${L_SEC[records]})s; RSS ${L_RSS[nvd]}/ ${L_RSS[records]}MB (nvd / records)."
+	printf 'Build CPU time (user + sys): %.2f s / %.2f s (nvd / records), %.3f; CPU time over wall time (the cores a build kept busy, of %s): %.2f / %.2f; the records build'"'"'s stage "read CVE JSON 5 records": %.2f s.\n' \
+		"$(med "${B_CPU[nvd]}")" "$(med "${B_CPU[records]}")" "$(ratio "$(med "${B_CPU[records]}")" "$(med "${B_CPU[nvd]}")")" "$(cpu_count "$SCALE_BUILD_CPUS")" \
+		"$(ratio "$(med "${B_CPU[nvd]}")" "$(med "${B_WALL[nvd]}")")" "$(ratio "$(med "${B_CPU[records]}")" "$(med "${B_WALL[records]}")")" "$(med "${B_READ[records]}")"
+	echo
+	echo "Also: ready (exec to /readyz 200) $(med "${L_READY[nvd]}") s / $(med "${L_READY[records]}") s, peak RSS of the load (VmHWM) $(med "${L_HWM[nvd]}") MB / $(med "${L_HWM[records]}") MB (nvd / records). Each run: builds ${B_WALL[nvd]}/ ${B_WALL[records]}s (CPU ${B_CPU[nvd]}/ ${B_CPU[records]}s); build RSS ${B_RSS[nvd]}/ ${B_RSS[records]}MB; loads $(printf '%.3f ' ${L_SEC[nvd]})/ $(printf '%.3f ' ${L_SEC[records]})s; RSS ${L_RSS[nvd]}/ ${L_RSS[records]}MB (nvd / records)."
 	echo
 	echo "?version= in the records snapshot (bench/scalepick's picks; wrk pinned to CPU $SCALE_CLIENT_CPU, 1 thread, $SCALE_CONNS connections, the one path, ${SCALE_WARMUP}s warm-up then ${SCALE_DURATION}s, $SCALE_ROUNDS alternating rounds; medians):"
 	echo

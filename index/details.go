@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -43,6 +44,10 @@ type Details struct {
 	metrics [][]metricRec
 	kevs    [][4]uint32 // into strs: date_added, action_due, required_action, vulnerability_name
 	mu      sync.Mutex  // guards kevs while chunks are parsed
+	// held, in a Details built with KeepHeldFar, is by text id the held
+	// record whose affected entries' JSON the text is, left in its
+	// HeldStore ("" in strs); nil, or nil at an id, for a text in strs.
+	held []*HeldDetails
 }
 
 type detailRef struct {
@@ -88,6 +93,32 @@ func versionCode(v string) (uint8, bool) {
 type DetailsBuilder struct {
 	d   Details
 	ids map[string]uint32
+	// far, with KeepHeldFar, are the texts left in a HeldStore, by
+	// heldKey.
+	far map[heldKey]uint32
+}
+
+// heldKey is what tells two texts left in a HeldStore apart: the first
+// half of their SHA-256, which two different texts do not share (a
+// collision of 128 bits of SHA-256 among some millions of texts is
+// beyond what any input makes, by chance or on purpose).
+type heldKey [16]byte
+
+func heldKeyOf(p []byte) heldKey {
+	sum := sha256.Sum256(p)
+	return heldKey(sum[:16])
+}
+
+// KeepHeldFar makes b leave the JSON of the affected entries of a CVE
+// whose record is held (CVE.Held) in its HeldStore, compressed, rather
+// than hold it whole in its text table, and likewise every text equal to
+// one of them: at 400k CVEs, 150 MB that a build held whole from the
+// details' making until their files were written, where the stores hold
+// 15 MB. The Details it makes are for writing a snapshot (Len, AppendLine,
+// TextCount, Text): the HeldStores are kept until they are let go.
+func (b *DetailsBuilder) KeepHeldFar() *DetailsBuilder {
+	b.far = map[heldKey]uint32{}
+	return b
 }
 
 // NewDetailsBuilder returns an empty builder.
@@ -98,6 +129,12 @@ func NewDetailsBuilder() *DetailsBuilder {
 func (b *DetailsBuilder) intern(s string) uint32 {
 	if id, ok := b.ids[s]; ok {
 		return id
+	}
+	// A text equal to one left in a HeldStore (a JSON array) is that one.
+	if len(b.far) > 0 && len(s) > 0 && s[0] == '[' {
+		if id, ok := b.far[heldKeyOf(unsafe.Slice(unsafe.StringData(s), len(s)))]; ok {
+			return id
+		}
 	}
 	id := uint32(len(b.d.strs))
 	b.d.strs = append(b.d.strs, s)
@@ -113,6 +150,34 @@ func (b *DetailsBuilder) internBytes(p []byte) uint32 {
 		return id
 	}
 	return b.intern(unsafe.String(unsafe.SliceData(p), len(p)))
+}
+
+// internCopy is intern of a copy of p, made only when p is new.
+func (b *DetailsBuilder) internCopy(p []byte) uint32 {
+	if id, ok := b.ids[string(p)]; ok {
+		return id
+	}
+	return b.intern(string(p))
+}
+
+// internHeld is intern of p, the JSON of h's affected entries, left in
+// h's HeldStore when it is new (see KeepHeldFar).
+func (b *DetailsBuilder) internHeld(p []byte, h *HeldDetails) uint32 {
+	if id, ok := b.ids[string(p)]; ok {
+		return id
+	}
+	key := heldKeyOf(p)
+	if id, ok := b.far[key]; ok {
+		return id
+	}
+	id := uint32(len(b.d.strs))
+	b.d.strs = append(b.d.strs, "")
+	if n := int(id) - len(b.d.held); n > 0 {
+		b.d.held = append(b.d.held, make([]*HeldDetails, n)...)
+	}
+	b.d.held = append(b.d.held, h)
+	b.far[key] = id
+	return id
 }
 
 // Add appends the details of the next CVE: its metrics are listed newest
@@ -135,11 +200,22 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
+		// intern holds a text of parts' array as it is: with the
+		// affected entries left in the store, the other two are
+		// copied, not holding the array.
+		internPart := b.internBytes
+		if b.far != nil {
+			internPart = b.internCopy
+		}
 		if len(affected) > 0 {
-			ref.affected = b.internBytes(affected)
+			if b.far != nil {
+				ref.affected = b.internHeld(affected, h)
+			} else {
+				ref.affected = b.internBytes(affected)
+			}
 		}
 		if len(ssvc) > 0 {
-			ref.ssvc = b.internBytes(ssvc)
+			ref.ssvc = internPart(ssvc)
 		}
 		if len(keys) > 0 {
 			if len(c.CPEs) > 0 {
@@ -148,7 +224,7 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 			if !validEntryKeys(string(keys), n) {
 				return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
 			}
-			ref.keys = b.internBytes(keys)
+			ref.keys = internPart(keys)
 		}
 	}
 	if len(c.Affected) > 0 {
@@ -197,7 +273,7 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 func (b *DetailsBuilder) Details() *Details {
 	d := &b.d
 	d.strs, d.cves, d.metrics[0], d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics[0]), slices.Clip(d.kevs)
-	b.ids = nil
+	b.ids, b.far = nil, nil
 	return d
 }
 
@@ -224,8 +300,17 @@ func (d *Details) Len() int { return len(d.cves) }
 
 // Strings is d's text table, for a snapshot file: line i of the stored
 // form refers to it by index. For a loaded Details, it is a copy with
-// every far text decoded.
+// every far text decoded; likewise for one built with KeepHeldFar, with
+// the texts left in HeldStores read (one that cannot be read is "": Text
+// says why).
 func (d *Details) Strings() []string {
+	if d.held != nil {
+		out := slices.Clone(d.strs)
+		for id := range d.held {
+			out[id], _ = d.Text(id)
+		}
+		return out
+	}
 	if d.far == nil {
 		return d.strs
 	}
@@ -236,6 +321,26 @@ func (d *Details) Strings() []string {
 		}
 	}
 	return out
+}
+
+// TextCount is how many texts d's table holds (len(Strings())).
+func (d *Details) TextCount() int { return len(d.strs) }
+
+// Text is text id of d's table (Strings()[id]), read from its HeldStore
+// when it was left there (see KeepHeldFar) or decoded when it is far.
+func (d *Details) Text(id int) (string, error) {
+	if id < len(d.held) && d.held[id] != nil {
+		affected, _, _, _, err := d.held[id].parts()
+		if err != nil {
+			return "", err
+		}
+		// parts' array is its own.
+		return unsafe.String(unsafe.SliceData(affected), len(affected)), nil
+	}
+	if d.far.isFar(uint32(id)) {
+		return string(d.appendText(nil, uint32(id))), nil
+	}
+	return d.strs[id], nil
 }
 
 // AppendLine appends the stored form of the i-th CVE's details: decimal

@@ -17,7 +17,14 @@ import (
 // (the heap when the records are merged, at the end of the build, and
 // when the most was live: heap-read, heap-writ, heap-peak)
 // into $VULND_BUILD_PROFILE_OUT; VULND_BUILD_PROFILE_NVD=1 leaves out
-// cves.zip. It is skipped without them: it is a tool, not a test.
+// cves.zip. It is skipped without them: it is a tool, not a test. At
+// 400k (bench/RESULTS.md, "Issue 26 item 8, w26g"), on the cores a
+// build has, under the lock the helpers share:
+//
+//	go test -c -o /tmp/loader.test ./loader
+//	cd loader && VULND_BUILD_PROFILE=/work/data400 VULND_BUILD_PROFILE_OUT=/tmp/prof \
+//	  flock /tmp/big.lock taskset -c 0 /tmp/loader.test -test.run '^TestBuildProfile$' -test.v
+//	go tool pprof -sample_index=inuse_space -top /tmp/prof/heap-write-bodies-written.pprof
 func TestBuildProfile(t *testing.T) {
 	dir, out := os.Getenv("VULND_BUILD_PROFILE"), os.Getenv("VULND_BUILD_PROFILE_OUT")
 	if dir == "" || out == "" {

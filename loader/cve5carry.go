@@ -213,10 +213,10 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 				f = rc.prevFrom[k]
 			}
 			switch {
-			case f.In == 0, r.Modified.After(f.Modified),
-				r.Modified.Equal(f.Modified) && (q > f.In || q == f.In && replaced[f.In]):
+			case f.In == 0, r.Modified.After(f.Modified()),
+				r.Modified.Equal(f.Modified()) && (q > f.In || q == f.In && replaced[f.In]):
 				read[r.ID] = r
-				rc.fresh[r.ID] = recordFrom{In: q, Modified: r.Modified, ByPackage: slices.ContainsFunc(r.Affected, keyByPackageName)}
+				rc.fresh[r.ID] = newRecordFrom(q, r.Modified, slices.ContainsFunc(r.Affected, keyByPackageName))
 			case replaced[f.In]:
 				// An older record, or as old and read before:
 				// what the unchanged files hold is not known.
@@ -292,7 +292,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 				if len(old.CPEs) == 0 {
 					break // no key before, none now
 				}
-				if rc.prevFrom[k].ByPackage {
+				if rc.prevFrom[k].ByPackage() {
 					return not(fmt.Sprintf("NVD's record of %s lost its CPEs, and its record's affected entries name products by packageName, which the previous snapshot does not keep", name))
 				}
 				es, err := d.Affected(k)

@@ -36,12 +36,52 @@ const (
 const cve5FromVersion = 11
 
 // recordFrom is where a CVE's winning record came from; In 0: none (the
-// CWE catalog is input 0, never a record file).
+// CWE catalog is input 0, never a record file). A build holds one for
+// every CVE from the records' merge through the write: 16 bytes, not the
+// 40 of a time.Time and a flag beside the input (16 MB at 400k CVEs), so
+// the date is held as seconds since year 1 and its nanoseconds, any date
+// a record or a line can hold as it was read.
 type recordFrom struct {
-	In        int32
-	Modified  time.Time // zero: the record has no date
-	ByPackage bool      // see keyByPackageName
+	In int32
+	// nsec is the date's nanoseconds (below 1e9, so below 1<<30), with
+	// fromByPackage set when an entry may take its product key from its
+	// packageName (see keyByPackageName).
+	nsec uint32
+	// sec is the date's seconds since 0001-01-01T00:00:00Z: 0 (with no
+	// nanoseconds) is the zero time, a record without a date.
+	sec int64
 }
+
+const (
+	fromNanos     = 1<<30 - 1
+	fromByPackage = 1 << 31
+	// year1Unix is the Unix time of 0001-01-01T00:00:00Z, the zero
+	// time.Time.
+	year1Unix = -62135596800
+)
+
+// newRecordFrom is where a record of input in, dated modified (zero:
+// without a date), came from.
+func newRecordFrom(in int32, modified time.Time, byPackage bool) recordFrom {
+	f := recordFrom{In: in, nsec: uint32(modified.Nanosecond()), sec: modified.Unix() - year1Unix}
+	if byPackage {
+		f.nsec |= fromByPackage
+	}
+	return f
+}
+
+// Modified is the record's dateUpdated (else datePublished) at full
+// precision, in UTC; zero when it has neither.
+func (f recordFrom) Modified() time.Time {
+	if f.sec == 0 && f.nsec&fromNanos == 0 {
+		return time.Time{}
+	}
+	return time.Unix(f.sec+year1Unix, int64(f.nsec&fromNanos)).UTC()
+}
+
+// ByPackage reports whether an entry of the record may take its product
+// key from its packageName (see keyByPackageName).
+func (f recordFrom) ByPackage() bool { return f.nsec&fromByPackage != 0 }
 
 // appendLine appends f's line of cve5from.txt.zst.
 func (f recordFrom) appendLine(dst []byte) []byte {
@@ -49,12 +89,12 @@ func (f recordFrom) appendLine(dst []byte) []byte {
 		return append(dst, '-')
 	}
 	dst = strconv.AppendInt(dst, int64(f.In), 10)
-	if f.Modified.IsZero() {
+	if m := f.Modified(); m.IsZero() {
 		dst = append(dst, " -"...)
 	} else {
-		dst = f.Modified.UTC().AppendFormat(append(dst, ' '), time.RFC3339Nano)
+		dst = m.AppendFormat(append(dst, ' '), time.RFC3339Nano)
 	}
-	if f.ByPackage {
+	if f.ByPackage() {
 		dst = append(dst, " p"...)
 	}
 	return dst
@@ -74,19 +114,21 @@ func parseRecordFrom(line []byte, inputs int) (recordFrom, error) {
 	if err != nil {
 		return recordFrom{}, err
 	}
-	f := recordFrom{In: at}
+	byPackage := false
 	if d, ok := bytes.CutSuffix(date, []byte(" p")); ok {
-		date, f.ByPackage = d, true
+		date, byPackage = d, true
 	}
 	if string(date) == "-" {
-		return f, nil
+		return newRecordFrom(at, time.Time{}, byPackage), nil
 	}
-	if f.Modified, err = time.Parse(time.RFC3339Nano, string(date)); err != nil || len(date) == 0 || date[len(date)-1] != 'Z' {
+	modified, err := time.Parse(time.RFC3339Nano, string(date))
+	if err != nil || len(date) == 0 || date[len(date)-1] != 'Z' {
 		return recordFrom{}, fmt.Errorf("bad date %q", date)
 	}
-	if !bytes.Equal(f.Modified.AppendFormat(nil, time.RFC3339Nano), date) {
+	if !bytes.Equal(modified.AppendFormat(nil, time.RFC3339Nano), date) {
 		return recordFrom{}, fmt.Errorf("date %q is not as written", date)
 	}
+	f := newRecordFrom(at, modified, byPackage)
 	return f, nil
 }
 
@@ -133,7 +175,7 @@ func recordFromsOf(cves []index.CVE, recs []*CVE5Record, pos []int) []recordFrom
 		}
 		if j < len(recs) && recs[j].ID == cves[i].Name {
 			r := recs[j]
-			out[i] = recordFrom{In: int32(pos[r.Input]), Modified: r.Modified, ByPackage: r.ByPackage || slices.ContainsFunc(r.Affected, keyByPackageName)}
+			out[i] = newRecordFrom(int32(pos[r.Input]), r.Modified, r.ByPackage || slices.ContainsFunc(r.Affected, keyByPackageName))
 		}
 	}
 	return out
@@ -145,8 +187,8 @@ func recordFromsOf(cves []index.CVE, recs []*CVE5Record, pos []int) []recordFrom
 func recordStampsOf(cves []index.CVE, from []recordFrom) []Stamp {
 	var out []Stamp
 	for i := range cves {
-		if f := from[i]; f.In != 0 && !f.Modified.IsZero() {
-			out = append(out, Stamp{Name: cves[i].Name, UpdatedAt: formatTime(f.Modified)})
+		if f := from[i]; f.In != 0 && !f.Modified().IsZero() {
+			out = append(out, Stamp{Name: cves[i].Name, UpdatedAt: formatTime(f.Modified())})
 		}
 	}
 	return out
@@ -157,8 +199,8 @@ func recordStampsOf(cves []index.CVE, from []recordFrom) []Stamp {
 func newestFrom(from []recordFrom) *string {
 	var newest time.Time
 	for _, f := range from {
-		if f.In != 0 && f.Modified.After(newest) {
-			newest = f.Modified
+		if f.In != 0 && f.Modified().After(newest) {
+			newest = f.Modified()
 		}
 	}
 	if newest.IsZero() {

@@ -206,7 +206,13 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}},
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
-		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
+		{keyStrings, details.TextCount(), func(i int) ([]byte, error) {
+			text, err := details.Text(i)
+			if err != nil {
+				return nil, err
+			}
+			return marshal(text)
+		}},
 	}
 	if m.Version >= cve5FromVersion {
 		if recs.from != nil && len(recs.from) != len(d.CVEs) {
@@ -418,9 +424,16 @@ func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte
 
 // buildDetails makes the details of cves, in their order. With spend,
 // what only the details need of each CVE (affected entries, SSVC
-// decision, entry keys, KEV entry) is let go once they hold it.
+// decision, entry keys, KEV entry) is let go once they hold it, and the
+// JSON of the affected entries of the records held (CVE.Held) stays in
+// their store, compressed, until it is written (see
+// index.DetailsBuilder.KeepHeldFar): the details are only written, then
+// read back from their files.
 func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
 	b := index.NewDetailsBuilder()
+	if spend {
+		b.KeepHeldFar()
+	}
 	for i := range cves {
 		c := &cves[i]
 		if err := b.Add(c); err != nil {
