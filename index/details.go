@@ -43,6 +43,10 @@ type Details struct {
 	metrics [][]metricRec
 	kevs    [][4]uint32 // into strs: date_added, action_due, required_action, vulnerability_name
 	mu      sync.Mutex  // guards kevs while chunks are parsed
+	// prevIDs are, in a Details built carrying a previous table's texts
+	// (see DetailsBuilder.CarryFrom), 1 + the previous table's id of each
+	// text taken by id; 0 for the others. Nil otherwise.
+	prevIDs []uint32
 }
 
 type detailRef struct {
@@ -88,6 +92,9 @@ func versionCode(v string) (uint8, bool) {
 type DetailsBuilder struct {
 	d   Details
 	ids map[string]uint32
+	// carry: the previous table whose texts are taken by id (see
+	// CarryFrom); nil for none.
+	carry *carrying
 }
 
 // NewDetailsBuilder returns an empty builder.
@@ -100,6 +107,18 @@ func (b *DetailsBuilder) intern(s string) uint32 {
 		return id
 	}
 	id := uint32(len(b.d.strs))
+	if c := b.carry; c != nil {
+		// The same text may be the previous table's, given by id
+		// before or after.
+		if j, ok := c.same(s); ok && int(j) < len(c.remap) {
+			if r := c.remap[j]; r != 0 {
+				b.ids[s] = r - 1
+				return r - 1
+			}
+			c.remap[j] = id + 1
+		}
+		b.d.prevIDs = append(b.d.prevIDs, 0)
+	}
 	b.d.strs = append(b.d.strs, s)
 	b.ids[s] = id
 	return id
@@ -131,24 +150,14 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		if len(c.Affected) > 0 || c.SSVC != nil || len(c.EntryKeys) > 0 {
 			return fmt.Errorf("%s: affected entries both held and not", c.Name)
 		}
-		affected, ssvc, keys, n, err := h.parts()
+		var err error
+		if h.from != nil {
+			err = b.addHeldFrom(c, h.from, &ref)
+		} else {
+			err = b.addHeldTexts(c, h, &ref)
+		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		if len(affected) > 0 {
-			ref.affected = b.internBytes(affected)
-		}
-		if len(ssvc) > 0 {
-			ref.ssvc = b.internBytes(ssvc)
-		}
-		if len(keys) > 0 {
-			if len(c.CPEs) > 0 {
-				return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
-			}
-			if !validEntryKeys(string(keys), n) {
-				return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
-			}
-			ref.keys = b.internBytes(keys)
+			return err
 		}
 	}
 	if len(c.Affected) > 0 {
@@ -192,12 +201,36 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	return nil
 }
 
+// addHeldTexts is Add's part for the texts h holds, interned by value.
+func (b *DetailsBuilder) addHeldTexts(c *CVE, h *HeldDetails, ref *detailRef) error {
+	affected, ssvc, keys, n, err := h.parts()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	if len(affected) > 0 {
+		ref.affected = b.internBytes(affected)
+	}
+	if len(ssvc) > 0 {
+		ref.ssvc = b.internBytes(ssvc)
+	}
+	if len(keys) > 0 {
+		if len(c.CPEs) > 0 {
+			return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
+		}
+		if !validEntryKeys(string(keys), n) {
+			return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
+		}
+		ref.keys = b.internBytes(keys)
+	}
+	return nil
+}
+
 // Details returns what was added; the builder is not to be used again
 // (its map of the texts is let go: the details outlive it).
 func (b *DetailsBuilder) Details() *Details {
 	d := &b.d
 	d.strs, d.cves, d.metrics[0], d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics[0]), slices.Clip(d.kevs)
-	b.ids = nil
+	b.ids, b.carry = nil, nil
 	return d
 }
 
