@@ -71,6 +71,9 @@ type carriedRecords struct {
 	held, only, read int
 	// fresh are where the records read that win came from, by CVE.
 	fresh map[string]recordFrom
+	// texts is the previous snapshot's text table, which the carried
+	// CVEs' texts (index.HeldFrom) are taken from by id.
+	texts *prevTexts
 }
 
 // aliasesSum is the SHA-256 of an alias file's bytes, hex, which a
@@ -159,8 +162,8 @@ func recordAt(paths []string, pos []int, k int) int {
 // served from a record alone that NVD still lacks, with their bodies as
 // stored; the record files rf.changed are read, their records taken as
 // a full read takes them (see above): the CVEs' names, the CVEs and
-// their bodies, extended. The texts carried are held
-// (index.HeldDetails). why says why the records are to be read in full
+// their bodies, extended. The texts carried are named by their ids in
+// the previous snapshot's table (index.HeldFrom, rc.texts). why says why the records are to be read in full
 // ("": they need not); an error is one of a record file read, as the
 // full build gives it.
 func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []index.CVE, bodies [][]byte, rf recordFiles, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
@@ -235,11 +238,16 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")))
 	}
 
-	held, err := index.NewHeldStore()
-	if err != nil {
+	// The texts carried are taken by their ids in the previous
+	// snapshot's table (see textscarry.go).
+	texts, why, err := newPrevTexts(snap, snap.textHash)
+	switch {
+	case err != nil:
 		return fail(err)
+	case why != "":
+		return not(why)
 	}
-	defer held.Seal()
+	rc.texts = texts
 	inNVD := make(map[string]bool, len(prev.lines)) // the previous snapshot's CVEs of NVD
 	for j := range prev.lines {
 		inNVD[prev.lines[j].ID] = true
@@ -270,21 +278,20 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		if !ok {
 			continue // new to the build: no record gave it anything
 		}
-		a, s, keys, n, err := d.HeldParts(k)
-		if err != nil {
-			return fail(err)
-		}
-		if len(a)+len(s)+len(keys) == 0 {
+		hasA, hasS, hasK := d.HeldKinds(k)
+		if !hasA && !hasS && !hasK {
 			continue
 		}
 		// The keys a CVE gets of its entries depend on NVD's CPEs, which
 		// a CVE whose NVD record changed (its body not carried) may have
 		// gained or lost.
+		ownKeys, entries := false, 0
+		var keys []byte
 		if bodies[i] == nil {
 			switch {
 			case len(c.CPEs) > 0:
-				keys = nil
-			case len(keys) == 0 && len(a) > 0:
+				ownKeys = true // none
+			case !hasK && hasA:
 				old, err := snap.decodeCVE(k)
 				if err != nil {
 					return fail(err)
@@ -299,10 +306,10 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 				if err != nil {
 					return fail(err)
 				}
-				keys = index.EntryKeysText(entryKeysOf(es, aliases))
+				ownKeys, keys, entries = true, index.EntryKeysText(entryKeysOf(es, aliases)), len(es)
 			}
 		}
-		c.Held = held.Hold(index.HeldTextFrom(a, s, keys, n))
+		c.Held = index.HeldFrom(d, k, ownKeys, keys, entries)
 		rc.held++
 	}
 	// The CVEs served from a record alone that NVD still lacks: carried
@@ -325,11 +332,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		if !ok {
 			return not(fmt.Sprintf("the previous snapshot's details of %s are not those of its CVE", name))
 		}
-		a, s, keys, n, err := d.HeldParts(k)
-		if err != nil {
-			return fail(err)
-		}
-		c.Held = held.Hold(index.HeldTextFrom(a, s, keys, n))
+		c.Held = index.HeldFrom(d, k, false, nil, 0)
 		names, cves, bodies = append(names, name), append(cves, c), append(bodies, snap.bodies[k])
 		rc.held++
 		rc.only++

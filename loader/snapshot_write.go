@@ -179,7 +179,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	// the texts they hold whole (the affected entries' JSON of CVE JSON 5
 	// records, which a build holds compressed until then: see
 	// index.HeldDetails) are then held beside the CVEs' fewest fields.
-	details, err := buildDetails(d.CVEs, spend)
+	details, err := buildDetails(d.CVEs, spend, recs.texts)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
@@ -206,7 +206,12 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		}},
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
-		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) { return marshal(details.Strings()[i]) }},
+		{keyStrings, len(details.Strings()), func(i int) ([]byte, error) {
+			if j, ok := details.PrevText(i); ok {
+				return recs.texts.line(j) // as the previous table stores it
+			}
+			return marshal(details.Strings()[i])
+		}},
 	}
 	if m.Version >= cve5FromVersion {
 		if recs.from != nil && len(recs.from) != len(d.CVEs) {
@@ -416,11 +421,15 @@ func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte
 	return w.close()
 }
 
-// buildDetails makes the details of cves, in their order. With spend,
+// buildDetails makes the details of cves, in their order, taking the
+// texts of prev's table by id (nil: none; see textscarry.go). With spend,
 // what only the details need of each CVE (affected entries, SSVC
 // decision, entry keys, KEV entry) is let go once they hold it.
-func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
+func buildDetails(cves []index.CVE, spend bool, prev *prevTexts) (*index.Details, error) {
 	b := index.NewDetailsBuilder()
+	if prev != nil {
+		prev.carry(b)
+	}
 	for i := range cves {
 		c := &cves[i]
 		if err := b.Add(c); err != nil {
