@@ -98,8 +98,10 @@ type recordFiles struct {
 // CVE inputs; pos are the feeds' places among the manifest's inputs)
 // with m's inputs at the same places (its first was CVE inputs; those
 // after them are new), and checks that the alias file (aliasSum) is
-// m's: why not when the records are to be read in full.
-func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum string) (recordFiles, string) {
+// m's: why not when the records are to be read in full. info is each
+// record file's FileInfo (hashFile's; an error for one that is not a
+// regular file).
+func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum string, info func(path string) (FileInfo, error)) (recordFiles, string) {
 	var rf recordFiles
 	n := 0
 	for k, p := range paths {
@@ -108,8 +110,8 @@ func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum s
 			n++
 			continue
 		}
-		fi, ok, err := hashFile(p)
-		if err != nil || !ok {
+		fi, err := info(p)
+		if err != nil {
 			return recordFiles{}, fmt.Sprintf("%s is not a regular file", p)
 		}
 		if at > was || fi.Name != m.Inputs[at].Name || fi.Size != m.Inputs[at].Size || fi.SHA256 != m.Inputs[at].SHA256 {

@@ -247,6 +247,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		m.Files[f.key] = fi
 	}
 	files, withMetrics = nil, nil
+	if recs.texts != nil {
+		recs.texts.close()
+	}
 	if nvd == nil {
 		p, err := index.PackNVD(d.NVD, enc)
 		if err != nil {

@@ -17,6 +17,7 @@ package loader
 // taken by id is listed once, as a full build lists it.
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -42,8 +43,9 @@ type prevTexts struct {
 	offs   []int64 // where each chunk starts in data
 	firsts []int   // the number of each chunk's first line
 	dec    *zstd.Decoder
-	cache  [2]textChunk
-	next   int // the cache entry to replace
+	cache  [4]textChunk
+	next   int         // the cache entry to replace
+	ahead  *aheadChunk // the chunk being decoded ahead, if any
 }
 
 // textChunk is a decoded chunk of the text table and where its lines
@@ -121,6 +123,9 @@ func (p *prevTexts) line(j uint32) ([]byte, error) {
 	if !found {
 		c--
 	}
+	for p.fi.Chunks[c].Records == 0 {
+		c++ // an empty chunk starts where the next one does
+	}
 	tc, err := p.chunk(c)
 	if err != nil {
 		return nil, err
@@ -129,7 +134,9 @@ func (p *prevTexts) line(j uint32) ([]byte, error) {
 	return tc.data[tc.at[k] : tc.at[k+1]-1], nil
 }
 
-// chunk returns chunk c decoded, from the cache when it is there.
+// chunk returns chunk c decoded, from the cache when it is there, or
+// decoded ahead (the chunk after the one decoded last is decoded on
+// another goroutine while the lines of that one are written).
 func (p *prevTexts) chunk(c int) (*textChunk, error) {
 	for i := range p.cache {
 		if p.cache[i].chunk == c {
@@ -139,19 +146,67 @@ func (p *prevTexts) chunk(c int) (*textChunk, error) {
 	tc := &p.cache[p.next]
 	p.next = (p.next + 1) % len(p.cache)
 	tc.chunk = -1
-	data, err := p.dec.DecodeAll(p.data[p.offs[c]:p.offs[c+1]], tc.data[:0])
-	if err != nil {
-		return nil, fmt.Errorf("the previous snapshot's %s: chunk %d: %w", fileStrings, c+1, err)
-	}
-	at := append(tc.at[:0], 0)
-	for i, b := range data {
-		if b == '\n' {
-			at = append(at, i+1)
+	var got textChunk
+	var err error
+	if a := p.ahead; a != nil {
+		<-a.done
+		p.ahead = nil
+		if a.chunk.chunk == c {
+			got, err = a.chunk, a.err
+		} else {
+			got, err = p.decodeChunk(c, tc.data[:0], tc.at[:0])
 		}
+	} else {
+		got, err = p.decodeChunk(c, tc.data[:0], tc.at[:0])
+	}
+	if err != nil {
+		return nil, err
+	}
+	if next := c + 1; next < len(p.fi.Chunks) {
+		a := &aheadChunk{done: make(chan struct{})}
+		p.ahead = a
+		go func() {
+			defer close(a.done)
+			a.chunk, a.err = p.decodeChunk(next, nil, nil)
+		}()
+	}
+	*tc = got
+	return tc, nil
+}
+
+// aheadChunk is a chunk being decoded ahead.
+type aheadChunk struct {
+	done  chan struct{}
+	chunk textChunk
+	err   error
+}
+
+// decodeChunk decodes chunk c into data and finds its lines (at).
+func (p *prevTexts) decodeChunk(c int, data []byte, at []int) (textChunk, error) {
+	data, err := p.dec.DecodeAll(p.data[p.offs[c]:p.offs[c+1]], data)
+	if err != nil {
+		return textChunk{}, fmt.Errorf("the previous snapshot's %s: chunk %d: %w", fileStrings, c+1, err)
+	}
+	at = append(at, 0)
+	for rest, off := data, 0; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+		at = append(at, off)
+		rest = rest[i+1:]
 	}
 	if len(at)-1 != p.fi.Chunks[c].Records || len(data) > 0 && data[len(data)-1] != '\n' {
-		return nil, fmt.Errorf("the previous snapshot's %s: chunk %d: %d lines, the manifest says %d", fileStrings, c+1, len(at)-1, p.fi.Chunks[c].Records)
+		return textChunk{}, fmt.Errorf("the previous snapshot's %s: chunk %d: %d lines, the manifest says %d", fileStrings, c+1, len(at)-1, p.fi.Chunks[c].Records)
 	}
-	tc.chunk, tc.data, tc.at = c, data, at
-	return tc, nil
+	return textChunk{chunk: c, data: data, at: at}, nil
+}
+
+// close waits for a chunk decoded ahead, if any.
+func (p *prevTexts) close() {
+	if a := p.ahead; a != nil {
+		<-a.done
+		p.ahead = nil
+	}
 }
