@@ -168,7 +168,7 @@ func recordAt(paths []string, pos []int, k int) int {
 // the previous snapshot's table (index.HeldFrom, rc.texts). why says why the records are to be read in full
 // ("": they need not); an error is one of a record file read, as the
 // full build gives it.
-func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []index.CVE, bodies [][]byte, rf recordFiles, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
+func carryRecords(snap *Snapshot, prev *previousNVD, names []string, prevAt []int, cves []index.CVE, bodies [][]byte, rf recordFiles, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
 	fail := func(err error) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
 		return nil, nil, nil, nil, "", fmt.Errorf("loader: -previous %s: %w", snap.Dir, err)
 	}
@@ -194,9 +194,17 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 			rc.nvd = &s
 		}
 	}
-	at := make(map[string]int, len(snap.Data.CVEs))
-	for k := range snap.Data.CVEs {
-		at[snap.Data.CVEs[k].Name] = k
+	// The previous snapshot's CVE of a name, for the records read: its
+	// CVEs are in name order.
+	olds := snap.Data.CVEs
+	if !slices.IsSortedFunc(olds, func(a, b index.CVE) int { return strings.Compare(a.Name, b.Name) }) {
+		return not("the previous snapshot's CVEs are not in name order")
+	}
+	at := func(name string) (int, bool) {
+		return slices.BinarySearchFunc(olds, name, func(c index.CVE, name string) int { return strings.Compare(c.Name, name) })
+	}
+	if len(prevAt) != len(names) || len(names) < len(prev.lines) {
+		return fail(fmt.Errorf("%d CVEs' places for %d CVEs", len(prevAt), len(names)))
 	}
 
 	// The record files read, and which CVE each record of them wins.
@@ -212,7 +220,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		}
 		for _, r := range recs {
 			q := int32(rf.at[r.Input])
-			k, ok := at[r.ID]
+			k, ok := at(r.ID)
 			f := recordFrom{}
 			if ok {
 				f = rc.prevFrom[k]
@@ -250,15 +258,25 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		return not(why)
 	}
 	rc.texts = texts
-	inNVD := make(map[string]bool, len(prev.lines)) // the previous snapshot's CVEs of NVD
-	for j := range prev.lines {
-		inNVD[prev.lines[j].ID] = true
-	}
-	now := make(map[string]bool, len(names))
+	// The previous snapshot's CVEs of NVD (those of its NVD records,
+	// the first of names), and those of names, by place in it; the
+	// names new to it.
+	inNVD, now := make([]bool, len(olds)), make([]bool, len(olds))
+	newNames := map[string]bool{}
 	for i, name := range names {
-		now[name] = true
+		k := prevAt[i]
+		if k >= 0 && (k >= len(olds) || olds[k].Name != name) {
+			return fail(fmt.Errorf("%s is not the previous snapshot's CVE %d", name, k+1))
+		}
+		if k >= 0 {
+			now[k], inNVD[k] = true, inNVD[k] || i < len(prev.lines)
+		} else {
+			newNames[name] = true
+		}
+	}
+	for i, name := range names {
 		c := &cves[i]
-		k, ok := at[name]
+		k, ok := prevAt[i], prevAt[i] >= 0
 		if r := read[name]; r != nil {
 			// A record read: taken as a full build takes it, the
 			// CVE whole.
@@ -316,12 +334,12 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 	}
 	// The CVEs served from a record alone that NVD still lacks: carried
 	// whole, or from a record read.
-	for k := range snap.Data.CVEs {
-		name := snap.Data.CVEs[k].Name
-		if inNVD[name] || now[name] {
+	for k := range olds {
+		name := olds[k].Name
+		if inNVD[k] || now[k] {
 			continue
 		}
-		now[name] = true
+		now[k] = true
 		if r := read[name]; r != nil {
 			c := r.CVE()
 			c.EntryKeys = recordEntryKeys(&c, aliases)
@@ -341,7 +359,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 	}
 	// CVEs new to the build, from a record read alone.
 	for name, r := range read {
-		if now[name] {
+		if k, ok := at(name); ok && now[k] || newNames[name] {
 			continue
 		}
 		c := r.CVE()

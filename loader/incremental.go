@@ -675,8 +675,17 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	}
 	var recs *carriedRecords
 	if len(records) > 0 {
+		// Each winner's CVE in the previous snapshot (-1: none).
+		prevAt := make([]int, len(wins))
+		for i := range wins {
+			k, ok := prevCVE[wins[i].id]
+			if !ok {
+				k = -1
+			}
+			prevAt[i] = k
+		}
 		var why string
-		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, cves, bodies, rf, aliases); err != nil {
+		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, prevAt, cves, bodies, rf, aliases); err != nil {
 			return nil, "", err
 		}
 		if why != "" {
