@@ -37,23 +37,18 @@ type prevTexts struct {
 	// byHash is each line's number by its hash (recordHash).
 	byHash map[recHash]uint32
 
-	// The file's chunks, read whole at the first line asked for (line),
-	// and the chunks decoded last.
-	data   []byte
-	offs   []int64 // where each chunk starts in data
-	firsts []int   // the number of each chunk's first line
+	// chunks are the table's chunks decoded (nil until the first line
+	// asked for), firsts the number of each one's first line.
+	chunks []textChunk
+	firsts []int
 	dec    *zstd.Decoder
-	cache  [4]textChunk
-	next   int         // the cache entry to replace
-	ahead  *aheadChunk // the chunk being decoded ahead, if any
 }
 
 // textChunk is a decoded chunk of the text table and where its lines
 // start (and the last one ends).
 type textChunk struct {
-	chunk int // -1: none
-	data  []byte
-	at    []int
+	data []byte
+	at   []int
 }
 
 // newPrevTexts is the text table of snap (read by readPrevious, with
@@ -77,9 +72,6 @@ func newPrevTexts(snap *Snapshot, lineHash []recHash) (*prevTexts, string, error
 		return nil, "", err
 	}
 	p.dec = dec
-	for i := range p.cache {
-		p.cache[i].chunk = -1
-	}
 	return p, "", nil
 }
 
@@ -100,20 +92,13 @@ func (p *prevTexts) same(text string) (uint32, bool) {
 	return j, ok
 }
 
-// line returns line j of p's table as stored (a JSON string), valid
-// until the next call. The texts a build takes come mostly in the
-// table's order: each chunk is decoded about once.
+// line returns line j of p's table as stored (a JSON string). The
+// first call reads the table whole, its chunks decoded on every core
+// (the texts a build takes come mostly, not only, in the table's order).
 func (p *prevTexts) line(j uint32) ([]byte, error) {
-	if p.data == nil {
-		var err error
-		if p.data, err = readChecked(p.dir, p.fi); err != nil {
-			return nil, fmt.Errorf("the previous snapshot's %s: %w", fileStrings, err)
-		}
-		p.offs = make([]int64, len(p.fi.Chunks)+1)
-		p.firsts = make([]int, len(p.fi.Chunks)+1)
-		for i, c := range p.fi.Chunks {
-			p.offs[i+1] = p.offs[i] + c.Size
-			p.firsts[i+1] = p.firsts[i] + c.Records
+	if p.chunks == nil {
+		if err := p.read(); err != nil {
+			return nil, err
 		}
 	}
 	if int(j) >= p.fi.Records {
@@ -126,87 +111,40 @@ func (p *prevTexts) line(j uint32) ([]byte, error) {
 	for p.fi.Chunks[c].Records == 0 {
 		c++ // an empty chunk starts where the next one does
 	}
-	tc, err := p.chunk(c)
-	if err != nil {
-		return nil, err
-	}
+	tc := &p.chunks[c]
 	k := int(j) - p.firsts[c]
 	return tc.data[tc.at[k] : tc.at[k+1]-1], nil
 }
 
-// chunk returns chunk c decoded, from the cache when it is there, or
-// decoded ahead (the chunk after the one decoded last is decoded on
-// another goroutine while the lines of that one are written).
-func (p *prevTexts) chunk(c int) (*textChunk, error) {
-	for i := range p.cache {
-		if p.cache[i].chunk == c {
-			return &p.cache[i], nil
+// read reads p's table whole.
+func (p *prevTexts) read() error {
+	p.firsts = make([]int, len(p.fi.Chunks)+1)
+	for i, c := range p.fi.Chunks {
+		p.firsts[i+1] = p.firsts[i] + c.Records
+	}
+	chunks := make([]textChunk, len(p.fi.Chunks))
+	if err := decodeChunks(p.dir, p.fi, p.dec, false, func(c int, _, data []byte) error {
+		at := make([]int, 1, p.fi.Chunks[c].Records+1)
+		for rest, off := data, 0; len(rest) > 0; {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				break
+			}
+			off += i + 1
+			at = append(at, off)
+			rest = rest[i+1:]
 		}
-	}
-	tc := &p.cache[p.next]
-	p.next = (p.next + 1) % len(p.cache)
-	tc.chunk = -1
-	var got textChunk
-	var err error
-	if a := p.ahead; a != nil {
-		<-a.done
-		p.ahead = nil
-		if a.chunk.chunk == c {
-			got, err = a.chunk, a.err
-		} else {
-			got, err = p.decodeChunk(c, tc.data[:0], tc.at[:0])
+		if len(at)-1 != p.fi.Chunks[c].Records || len(data) > 0 && data[len(data)-1] != '\n' {
+			return fmt.Errorf("%d lines, the manifest says %d", len(at)-1, p.fi.Chunks[c].Records)
 		}
-	} else {
-		got, err = p.decodeChunk(c, tc.data[:0], tc.at[:0])
+		chunks[c] = textChunk{data: data, at: at}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("the previous snapshot's %s: %w", fileStrings, err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if next := c + 1; next < len(p.fi.Chunks) {
-		a := &aheadChunk{done: make(chan struct{})}
-		p.ahead = a
-		go func() {
-			defer close(a.done)
-			a.chunk, a.err = p.decodeChunk(next, nil, nil)
-		}()
-	}
-	*tc = got
-	return tc, nil
+	p.chunks = chunks
+	return nil
 }
 
-// aheadChunk is a chunk being decoded ahead.
-type aheadChunk struct {
-	done  chan struct{}
-	chunk textChunk
-	err   error
-}
-
-// decodeChunk decodes chunk c into data and finds its lines (at).
-func (p *prevTexts) decodeChunk(c int, data []byte, at []int) (textChunk, error) {
-	data, err := p.dec.DecodeAll(p.data[p.offs[c]:p.offs[c+1]], data)
-	if err != nil {
-		return textChunk{}, fmt.Errorf("the previous snapshot's %s: chunk %d: %w", fileStrings, c+1, err)
-	}
-	at = append(at, 0)
-	for rest, off := data, 0; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			break
-		}
-		off += i + 1
-		at = append(at, off)
-		rest = rest[i+1:]
-	}
-	if len(at)-1 != p.fi.Chunks[c].Records || len(data) > 0 && data[len(data)-1] != '\n' {
-		return textChunk{}, fmt.Errorf("the previous snapshot's %s: chunk %d: %d lines, the manifest says %d", fileStrings, c+1, len(at)-1, p.fi.Chunks[c].Records)
-	}
-	return textChunk{chunk: c, data: data, at: at}, nil
-}
-
-// close waits for a chunk decoded ahead, if any.
-func (p *prevTexts) close() {
-	if a := p.ahead; a != nil {
-		<-a.done
-		p.ahead = nil
-	}
-}
+// close lets p's table go.
+func (p *prevTexts) close() { p.chunks = nil }

@@ -7,8 +7,8 @@ import (
 )
 
 // TestPrevTextsLines: the lines of a text table of many chunks read as
-// stored, in order (each chunk decoded ahead while the one before is
-// read), backwards and at random, and a line past the end refused.
+// stored, in order, backwards and at random, and a line past the end
+// refused.
 func TestPrevTextsLines(t *testing.T) {
 	dir := t.TempDir()
 	enc, err := newSnapshotEncoder()
@@ -44,9 +44,6 @@ func TestPrevTextsLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &prevTexts{dir: dir, fi: fi, dec: dec}
-	for i := range p.cache {
-		p.cache[i].chunk = -1
-	}
 	defer p.close()
 	check := func(j int) {
 		t.Helper()
