@@ -10,7 +10,8 @@ import (
 // A build with -previous whose CVE JSON 5 record files did not change
 // carries over what the previous snapshot's details keep of each record
 // (its affected entries, SSVC decision and entry keys) as the texts they
-// are, rather than reading every record again: HeldParts gives them, and
+// are, rather than reading every record again: HeldFrom names them by
+// their ids in the previous table (see below); HeldParts gives them, and
 // HeldTextFrom makes them a HeldText again, the same bytes as
 // MakeHeldText made of the record.
 

@@ -12,7 +12,8 @@ package loader
 // setEntryKeys); for a CVE NVD lacks, the whole CVE, served from the
 // record. So:
 //   - a CVE of NVD whose record in the feeds is unchanged keeps its body
-//     and details line as they were (the texts carried as a HeldText);
+//     and details line as they were (its texts taken by id from the
+//     previous snapshot's table: see textscarry.go);
 //   - a CVE of NVD whose record changed takes its affected entries and
 //     SSVC decision from the previous details, and entry keys by the new
 //     record's CPEs: none when it has some; when it has none, those of
