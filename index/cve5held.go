@@ -49,13 +49,17 @@ func MakeHeldText(entries []AffectedEntry, ssvc *SSVC, keys []EntryKey) HeldText
 // Empty reports whether t holds nothing: no entry, SSVC decision or key.
 func (t HeldText) Empty() bool { return len(t.text) == 0 }
 
-// HeldDetails is a CVE's HeldText in a HeldStore.
+// HeldDetails is a CVE's HeldText in a HeldStore, or the texts a
+// previous Details holds of one of its CVEs (see HeldFrom).
 type HeldDetails struct {
 	store *HeldStore
 	// block and at are where its text starts in the store, size its
 	// length; ssvc, keys and entries are its HeldText's.
 	block, at, size     uint32
 	ssvc, keys, entries uint32
+	// from, when set, is the previous Details whose texts are the CVE's
+	// (store is then nil): see heldFrom.
+	from *heldFrom
 }
 
 // heldBlockSize is the size at which a HeldStore compresses its open
@@ -178,6 +182,9 @@ func (s *HeldStore) decoded(k int) ([]byte, error) {
 // decision ("" for none), the entry keys' stored form and how many
 // entries there are, in one array of their own.
 func (h *HeldDetails) parts() (affected, ssvc, keys []byte, entries int, err error) {
+	if h.from != nil {
+		return h.from.parts()
+	}
 	text, err := h.store.text(h)
 	if err != nil {
 		return nil, nil, nil, 0, err

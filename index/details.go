@@ -48,6 +48,10 @@ type Details struct {
 	// record whose affected entries' JSON the text is, left in its
 	// HeldStore ("" in strs); nil, or nil at an id, for a text in strs.
 	held []*HeldDetails
+	// prevIDs are, in a Details built carrying a previous table's texts
+	// (see DetailsBuilder.CarryFrom), 1 + the previous table's id of each
+	// text taken by id; 0 for the others. Nil otherwise.
+	prevIDs []uint32
 }
 
 type detailRef struct {
@@ -93,6 +97,9 @@ func versionCode(v string) (uint8, bool) {
 type DetailsBuilder struct {
 	d   Details
 	ids map[string]uint32
+	// carry: the previous table whose texts are taken by id (see
+	// CarryFrom); nil for none.
+	carry *carrying
 	// far, with KeepHeldFar, are the texts left in a HeldStore, by
 	// heldKey.
 	far map[heldKey]uint32
@@ -116,8 +123,14 @@ func heldKeyOf(p []byte) heldKey {
 // details' making until their files were written, where the stores hold
 // 15 MB. The Details it makes are for writing a snapshot (Len, AppendLine,
 // TextCount, Text): the HeldStores are kept until they are let go.
+//
+// A builder taking a previous table's texts by id (CarryFrom) holds
+// only the few texts given by value, so it does not leave them far:
+// KeepHeldFar does nothing to it.
 func (b *DetailsBuilder) KeepHeldFar() *DetailsBuilder {
-	b.far = map[heldKey]uint32{}
+	if b.carry == nil {
+		b.far = map[heldKey]uint32{}
+	}
 	return b
 }
 
@@ -137,6 +150,18 @@ func (b *DetailsBuilder) intern(s string) uint32 {
 		}
 	}
 	id := uint32(len(b.d.strs))
+	if c := b.carry; c != nil {
+		// The same text may be the previous table's, given by id
+		// before or after.
+		if j, ok := c.same(s); ok && int(j) < len(c.remap) {
+			if r := c.remap[j]; r != 0 {
+				b.ids[s] = r - 1
+				return r - 1
+			}
+			c.remap[j] = id + 1
+		}
+		b.d.prevIDs = append(b.d.prevIDs, 0)
+	}
 	b.d.strs = append(b.d.strs, s)
 	b.ids[s] = id
 	return id
@@ -196,35 +221,14 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		if len(c.Affected) > 0 || c.SSVC != nil || len(c.EntryKeys) > 0 {
 			return fmt.Errorf("%s: affected entries both held and not", c.Name)
 		}
-		affected, ssvc, keys, n, err := h.parts()
+		var err error
+		if h.from != nil {
+			err = b.addHeldFrom(c, h.from, &ref)
+		} else {
+			err = b.addHeldTexts(c, h, &ref)
+		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-		// intern holds a text of parts' array as it is: with the
-		// affected entries left in the store, the other two are
-		// copied, not holding the array.
-		internPart := b.internBytes
-		if b.far != nil {
-			internPart = b.internCopy
-		}
-		if len(affected) > 0 {
-			if b.far != nil {
-				ref.affected = b.internHeld(affected, h)
-			} else {
-				ref.affected = b.internBytes(affected)
-			}
-		}
-		if len(ssvc) > 0 {
-			ref.ssvc = internPart(ssvc)
-		}
-		if len(keys) > 0 {
-			if len(c.CPEs) > 0 {
-				return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
-			}
-			if !validEntryKeys(string(keys), n) {
-				return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
-			}
-			ref.keys = internPart(keys)
+			return err
 		}
 	}
 	if len(c.Affected) > 0 {
@@ -268,12 +272,47 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 	return nil
 }
 
+// addHeldTexts is Add's part for the texts h holds, interned by value.
+func (b *DetailsBuilder) addHeldTexts(c *CVE, h *HeldDetails, ref *detailRef) error {
+	affected, ssvc, keys, n, err := h.parts()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	// intern holds a text of parts' array as it is: with the affected
+	// entries left in the store (KeepHeldFar), the other two are
+	// copied, not holding the array.
+	internPart := b.internBytes
+	if b.far != nil {
+		internPart = b.internCopy
+	}
+	if len(affected) > 0 {
+		if b.far != nil {
+			ref.affected = b.internHeld(affected, h)
+		} else {
+			ref.affected = b.internBytes(affected)
+		}
+	}
+	if len(ssvc) > 0 {
+		ref.ssvc = internPart(ssvc)
+	}
+	if len(keys) > 0 {
+		if len(c.CPEs) > 0 {
+			return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
+		}
+		if !validEntryKeys(string(keys), n) {
+			return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
+		}
+		ref.keys = internPart(keys)
+	}
+	return nil
+}
+
 // Details returns what was added; the builder is not to be used again
 // (its map of the texts is let go: the details outlive it).
 func (b *DetailsBuilder) Details() *Details {
 	d := &b.d
 	d.strs, d.cves, d.metrics[0], d.kevs = slices.Clip(d.strs), slices.Clip(d.cves), slices.Clip(d.metrics[0]), slices.Clip(d.kevs)
-	b.ids, b.far = nil, nil
+	b.ids, b.far, b.carry = nil, nil, nil
 	return d
 }
 

@@ -365,6 +365,9 @@ func Build(opt BuildOptions) (Manifest, error) {
 	reports = keepNewest(reports, keep(opt.KeepReports), fresh)
 	d := &index.Data{CWEs: cwes, CVEs: cves, Reports: reports}
 	out := recordsOut{from: recordFroms}
+	if carriedRecs != nil {
+		out.texts = carriedRecs.texts
+	}
 	if len(records) > 0 {
 		out.aliasSum = aliasSum // else the alias file mapped nothing
 	}

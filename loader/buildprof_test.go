@@ -123,3 +123,48 @@ func writeHeapProfile(t *testing.T, path string, gc bool) {
 		t.Fatal(err)
 	}
 }
+
+// TestBuildPreviousProfile profiles a build with -previous: the previous
+// snapshot in $VULND_PREVIOUS_PROFILE, the inputs (space-separated) in
+// $VULND_PREVIOUS_PROFILE_INPUTS, the CWE catalog in
+// $VULND_PREVIOUS_PROFILE_CWE, build time 2026-11-22T08:00:00Z; it writes
+// cpu.pprof into $VULND_PREVIOUS_PROFILE_OUT and logs each stage and
+// each phase of the write with the time since the previous one and the
+// process's RSS. It is skipped without them: it is a tool, not a test.
+func TestBuildPreviousProfile(t *testing.T) {
+	prev, inputs, cwe, out := os.Getenv("VULND_PREVIOUS_PROFILE"), os.Getenv("VULND_PREVIOUS_PROFILE_INPUTS"), os.Getenv("VULND_PREVIOUS_PROFILE_CWE"), os.Getenv("VULND_PREVIOUS_PROFILE_OUT")
+	if prev == "" || inputs == "" || cwe == "" || out == "" {
+		t.Skip("VULND_PREVIOUS_PROFILE, _INPUTS, _CWE and _OUT not set")
+	}
+	f, err := os.Create(filepath.Join(out, "cpu.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	defer pprof.StopCPUProfile()
+	last := time.Now()
+	writePhase = func(name string) {
+		t.Logf("write: %s: %v (%s)", name, time.Since(last).Round(time.Millisecond), procRSS())
+		last = time.Now()
+	}
+	defer func() { writePhase = func(string) {} }()
+	start := time.Now()
+	_, err = Build(BuildOptions{
+		CWECatalog: cwe,
+		Feeds:      strings.Fields(inputs),
+		Previous:   prev,
+		Out:        filepath.Join(t.TempDir(), "snap"),
+		Time:       time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+		Stage: func(name string, took time.Duration, detail string) {
+			t.Logf("%s: %v %s (%s)", name, took.Round(time.Millisecond), detail, procRSS())
+			last = time.Now()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("build took %v", time.Since(start))
+}

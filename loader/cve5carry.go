@@ -12,7 +12,8 @@ package loader
 // setEntryKeys); for a CVE NVD lacks, the whole CVE, served from the
 // record. So:
 //   - a CVE of NVD whose record in the feeds is unchanged keeps its body
-//     and details line as they were (the texts carried as a HeldText);
+//     and details line as they were (its texts taken by id from the
+//     previous snapshot's table: see textscarry.go);
 //   - a CVE of NVD whose record changed takes its affected entries and
 //     SSVC decision from the previous details, and entry keys by the new
 //     record's CPEs: none when it has some; when it has none, those of
@@ -71,6 +72,9 @@ type carriedRecords struct {
 	held, only, read int
 	// fresh are where the records read that win came from, by CVE.
 	fresh map[string]recordFrom
+	// texts is the previous snapshot's text table, which the carried
+	// CVEs' texts (index.HeldFrom) are taken from by id.
+	texts *prevTexts
 }
 
 // aliasesSum is the SHA-256 of an alias file's bytes, hex, which a
@@ -95,8 +99,10 @@ type recordFiles struct {
 // CVE inputs; pos are the feeds' places among the manifest's inputs)
 // with m's inputs at the same places (its first was CVE inputs; those
 // after them are new), and checks that the alias file (aliasSum) is
-// m's: why not when the records are to be read in full.
-func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum string) (recordFiles, string) {
+// m's: why not when the records are to be read in full. info is each
+// record file's FileInfo (hashFile's; an error for one that is not a
+// regular file).
+func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum string, info func(path string) (FileInfo, error)) (recordFiles, string) {
 	var rf recordFiles
 	n := 0
 	for k, p := range paths {
@@ -105,8 +111,8 @@ func sameRecordInputs(paths []string, pos []int, was int, m Manifest, aliasSum s
 			n++
 			continue
 		}
-		fi, ok, err := hashFile(p)
-		if err != nil || !ok {
+		fi, err := info(p)
+		if err != nil {
 			return recordFiles{}, fmt.Sprintf("%s is not a regular file", p)
 		}
 		if at > was || fi.Name != m.Inputs[at].Name || fi.Size != m.Inputs[at].Size || fi.SHA256 != m.Inputs[at].SHA256 {
@@ -159,11 +165,11 @@ func recordAt(paths []string, pos []int, k int) int {
 // served from a record alone that NVD still lacks, with their bodies as
 // stored; the record files rf.changed are read, their records taken as
 // a full read takes them (see above): the CVEs' names, the CVEs and
-// their bodies, extended. The texts carried are held
-// (index.HeldDetails). why says why the records are to be read in full
+// their bodies, extended. The texts carried are named by their ids in
+// the previous snapshot's table (index.HeldFrom, rc.texts). why says why the records are to be read in full
 // ("": they need not); an error is one of a record file read, as the
 // full build gives it.
-func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []index.CVE, bodies [][]byte, rf recordFiles, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
+func carryRecords(snap *Snapshot, prev *previousNVD, names []string, prevAt []int, cves []index.CVE, bodies [][]byte, rf recordFiles, aliases *Aliases) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
 	fail := func(err error) (*carriedRecords, []string, []index.CVE, [][]byte, string, error) {
 		return nil, nil, nil, nil, "", fmt.Errorf("loader: -previous %s: %w", snap.Dir, err)
 	}
@@ -189,9 +195,17 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 			rc.nvd = &s
 		}
 	}
-	at := make(map[string]int, len(snap.Data.CVEs))
-	for k := range snap.Data.CVEs {
-		at[snap.Data.CVEs[k].Name] = k
+	// The previous snapshot's CVE of a name, for the records read: its
+	// CVEs are in name order.
+	olds := snap.Data.CVEs
+	if !slices.IsSortedFunc(olds, func(a, b index.CVE) int { return strings.Compare(a.Name, b.Name) }) {
+		return not("the previous snapshot's CVEs are not in name order")
+	}
+	at := func(name string) (int, bool) {
+		return slices.BinarySearchFunc(olds, name, func(c index.CVE, name string) int { return strings.Compare(c.Name, name) })
+	}
+	if len(prevAt) != len(names) || len(names) < len(prev.lines) {
+		return fail(fmt.Errorf("%d CVEs' places for %d CVEs", len(prevAt), len(names)))
 	}
 
 	// The record files read, and which CVE each record of them wins.
@@ -207,7 +221,7 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		}
 		for _, r := range recs {
 			q := int32(rf.at[r.Input])
-			k, ok := at[r.ID]
+			k, ok := at(r.ID)
 			f := recordFrom{}
 			if ok {
 				f = rc.prevFrom[k]
@@ -235,20 +249,35 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 			plural(len(unresolved), "CVE", "CVEs"), strings.Join(unresolved[:min(3, len(unresolved))], ", ")))
 	}
 
-	held, err := index.NewHeldStore()
-	if err != nil {
+	// The texts carried are taken by their ids in the previous
+	// snapshot's table (see textscarry.go).
+	texts, why, err := newPrevTexts(snap, snap.textHash)
+	switch {
+	case err != nil:
 		return fail(err)
+	case why != "":
+		return not(why)
 	}
-	defer held.Seal()
-	inNVD := make(map[string]bool, len(prev.lines)) // the previous snapshot's CVEs of NVD
-	for j := range prev.lines {
-		inNVD[prev.lines[j].ID] = true
-	}
-	now := make(map[string]bool, len(names))
+	rc.texts = texts
+	// The previous snapshot's CVEs of NVD (those of its NVD records,
+	// the first of names), and those of names, by place in it; the
+	// names new to it.
+	inNVD, now := make([]bool, len(olds)), make([]bool, len(olds))
+	newNames := map[string]bool{}
 	for i, name := range names {
-		now[name] = true
+		k := prevAt[i]
+		if k >= 0 && (k >= len(olds) || olds[k].Name != name) {
+			return fail(fmt.Errorf("%s is not the previous snapshot's CVE %d", name, k+1))
+		}
+		if k >= 0 {
+			now[k], inNVD[k] = true, inNVD[k] || i < len(prev.lines)
+		} else {
+			newNames[name] = true
+		}
+	}
+	for i, name := range names {
 		c := &cves[i]
-		k, ok := at[name]
+		k, ok := prevAt[i], prevAt[i] >= 0
 		if r := read[name]; r != nil {
 			// A record read: taken as a full build takes it, the
 			// CVE whole.
@@ -270,21 +299,20 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		if !ok {
 			continue // new to the build: no record gave it anything
 		}
-		a, s, keys, n, err := d.HeldParts(k)
-		if err != nil {
-			return fail(err)
-		}
-		if len(a)+len(s)+len(keys) == 0 {
+		hasA, hasS, hasK := d.HeldKinds(k)
+		if !hasA && !hasS && !hasK {
 			continue
 		}
 		// The keys a CVE gets of its entries depend on NVD's CPEs, which
 		// a CVE whose NVD record changed (its body not carried) may have
 		// gained or lost.
+		ownKeys, entries := false, 0
+		var keys []byte
 		if bodies[i] == nil {
 			switch {
 			case len(c.CPEs) > 0:
-				keys = nil
-			case len(keys) == 0 && len(a) > 0:
+				ownKeys = true // none
+			case !hasK && hasA:
 				old, err := snap.decodeCVE(k)
 				if err != nil {
 					return fail(err)
@@ -299,20 +327,20 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 				if err != nil {
 					return fail(err)
 				}
-				keys = index.EntryKeysText(entryKeysOf(es, aliases))
+				ownKeys, keys, entries = true, index.EntryKeysText(entryKeysOf(es, aliases)), len(es)
 			}
 		}
-		c.Held = held.Hold(index.HeldTextFrom(a, s, keys, n))
+		c.Held = index.HeldFrom(d, k, ownKeys, keys, entries)
 		rc.held++
 	}
 	// The CVEs served from a record alone that NVD still lacks: carried
 	// whole, or from a record read.
-	for k := range snap.Data.CVEs {
-		name := snap.Data.CVEs[k].Name
-		if inNVD[name] || now[name] {
+	for k := range olds {
+		name := olds[k].Name
+		if inNVD[k] || now[k] {
 			continue
 		}
-		now[name] = true
+		now[k] = true
 		if r := read[name]; r != nil {
 			c := r.CVE()
 			c.EntryKeys = recordEntryKeys(&c, aliases)
@@ -325,18 +353,14 @@ func carryRecords(snap *Snapshot, prev *previousNVD, names []string, cves []inde
 		if !ok {
 			return not(fmt.Sprintf("the previous snapshot's details of %s are not those of its CVE", name))
 		}
-		a, s, keys, n, err := d.HeldParts(k)
-		if err != nil {
-			return fail(err)
-		}
-		c.Held = held.Hold(index.HeldTextFrom(a, s, keys, n))
+		c.Held = index.HeldFrom(d, k, false, nil, 0)
 		names, cves, bodies = append(names, name), append(cves, c), append(bodies, snap.bodies[k])
 		rc.held++
 		rc.only++
 	}
 	// CVEs new to the build, from a record read alone.
 	for name, r := range read {
-		if now[name] {
+		if k, ok := at(name); ok && now[k] || newNames[name] {
 			continue
 		}
 		c := r.CVE()

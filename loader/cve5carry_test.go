@@ -361,3 +361,54 @@ func TestIncrementalWithRecordsDelta(t *testing.T) {
 		t.Errorf("log %q, want %q", log, want)
 	}
 }
+
+// TestIncrementalWithRecordsSharedTexts: texts a build takes by id from
+// the previous snapshot's table (a carried CVE's entries and keys) that
+// records read anew give too, by value, before the carried CVE (in name
+// order) and after it, are listed once, as a full build lists them: the
+// same snapshot, byte for byte.
+func TestIncrementalWithRecordsSharedTexts(t *testing.T) {
+	r := newRecordsRefresh(t)
+	before := feedDoc(sampleRecords(t, string(loadertest.Gunzip(t, sharedPath(t, "nvd/changes/before.json.gz"))))...)
+	first := r.opts(t, "day1", before)
+	buildLogged(t, first)
+
+	// CVE-2099-0002's record, carried, and two copies of it under other
+	// names, read from the day's first delta.
+	one := extraRecords[1:strings.Index(extraRecords, `,{"dataType":"CVE_RECORD","dataVersion":"5.1","cveMetadata":{"cveId":"CVE-2099-0002"`)]
+	two := extraRecords[len(one)+2 : len(extraRecords)-1]
+	delta := "[" + renamed(two, "CVE-2099-0002", "CVE-2099-0000") + "," + renamed(two, "CVE-2099-0002", "CVE-2099-0003") + "]"
+	second := r.opts(t, "day2", before)
+	second.Feeds = append(second.Feeds, writeAs(t, []byte(delta), filepath.Join(r.dir, "day2"), "2026-11-21_delta_CVEs_at_0100Z.json"))
+	second.Previous, second.Time = first.Out, first.Time.Add(time.Hour)
+	log := incrementalAndFull(t, second)
+	if !incremental(log) || !slices.ContainsFunc(log, func(l string) bool {
+		return strings.HasPrefix(l, "carry CVE JSON 5 records: ") && strings.HasSuffix(l, "1 record file read (2 records, 2 of them taken)")
+	}) {
+		t.Fatalf("not incremental, or not the delta alone read: %q", log)
+	}
+	buildLogged(t, second)
+	ix, _, err := Load(second.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	affected := func(name string) string {
+		body, err := ix.AppendDetails(nil, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Affected json.RawMessage `json:"affected"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatal(err)
+		}
+		return string(v.Affected)
+	}
+	want := affected("CVE-2099-0002")
+	for _, name := range []string{"CVE-2099-0000", "CVE-2099-0003"} {
+		if got := affected(name); got != want || !strings.Contains(got, "Anvil") {
+			t.Errorf("%s's entries %s, want %s", name, got, want)
+		}
+	}
+}

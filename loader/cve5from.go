@@ -160,6 +160,9 @@ func readRecordFrom(dir string, m Manifest, cves int, dec *zstd.Decoder) ([]reco
 type recordsOut struct {
 	aliasSum string
 	from     []recordFrom
+	// texts is the previous snapshot's text table, when CVEs' texts are
+	// taken from it by id (see textscarry.go); nil otherwise.
+	texts *prevTexts
 }
 
 // recordFromsOf is where the record of each CVE of cves (by name, the

@@ -26,6 +26,7 @@ package loader
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -252,15 +253,43 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	unchanged := make([]bool, len(m.Inputs)) // by input
 	var changed []int
 	for i, p := range feeds {
-		was := m.Inputs[pos[i]]
-		if was.Name != filepath.Base(p) {
+		if was := m.Inputs[pos[i]]; was.Name != filepath.Base(p) {
 			return nil, fmt.Sprintf("feed %d is %s, the previous snapshot's was %s", i+1, filepath.Base(p), was.Name), nil
 		}
-		fi, ok, err := hashFile(p)
-		if err != nil || !ok {
+	}
+	// The feeds are hashed on every core, and the record files with
+	// them (see sameRecordInputs).
+	hashed := make([]bool, len(feeds))
+	recordInfos := make([]FileInfo, len(records))
+	recordHashed := make([]error, len(records))
+	index.OnCores(len(feeds)+len(records), func() func(int) error {
+		return func(i int) error {
+			if i >= len(feeds) {
+				r := i - len(feeds)
+				fi, ok, err := hashFile(records[r])
+				if err == nil && !ok {
+					err = errors.New("not a regular file")
+				}
+				recordInfos[r], recordHashed[r] = fi, err
+				return nil
+			}
+			fi, ok, err := hashFile(feeds[i])
+			infos[i], hashed[i] = fi, ok && err == nil
+			return nil
+		}
+	})
+	recordInfo := func(p string) (FileInfo, error) {
+		if k := slices.Index(records, p); k >= 0 {
+			return recordInfos[k], recordHashed[k]
+		}
+		return FileInfo{}, errors.New("not a record file")
+	}
+	for i, p := range feeds {
+		was := m.Inputs[pos[i]]
+		if !hashed[i] {
 			return nil, fmt.Sprintf("%s is not a regular file", p), nil
 		}
-		infos[i] = fi
+		fi := infos[i]
 		if fi.Size == was.Size && fi.SHA256 == was.SHA256 {
 			unchanged[pos[i]] = true
 		} else {
@@ -277,7 +306,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil
 		}
 		var why string
-		if rf, why = sameRecordInputs(opt.Feeds, pos, was, m, aliasSum); why != "" {
+		if rf, why = sameRecordInputs(opt.Feeds, pos, was, m, aliasSum, recordInfo); why != "" {
 			return nil, why, nil
 		}
 	}
@@ -488,7 +517,18 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return index.CompareNVD(wins[a].facts, wins[b].facts) })
+	// CompareNVD's order, its first key (the published time, which it
+	// parses at each comparison) parsed once per record.
+	published := make([]int64, len(wins))
+	for i := range wins {
+		published[i] = nvdMillisOf(wins[i].facts.Published)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(published[a], published[b]); c != 0 {
+			return c
+		}
+		return index.CompareNVD(wins[a].facts, wins[b].facts)
+	})
 	// Laid out over the previous snapshot's records (the carried ones
 	// keep their places: see nvdlayout.go), or compactly, each block of
 	// the previous snapshot that holds the records of a block as they
@@ -635,8 +675,17 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	}
 	var recs *carriedRecords
 	if len(records) > 0 {
+		// Each winner's CVE in the previous snapshot (-1: none).
+		prevAt := make([]int, len(wins))
+		for i := range wins {
+			k, ok := prevCVE[wins[i].id]
+			if !ok {
+				k = -1
+			}
+			prevAt[i] = k
+		}
 		var why string
-		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, cves, bodies, rf, aliases); err != nil {
+		if recs, names, cves, bodies, why, err = carryRecords(snap, prev, names, prevAt, cves, bodies, rf, aliases); err != nil {
 			return nil, "", err
 		}
 		if why != "" {
@@ -715,6 +764,16 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	}
 	return &incrementalFeeds{cves: cvesByName(func(i int) string { return names[i] }, cves, bodies), bodies: bodies, records: recs, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
 		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
+}
+
+// nvdMillisOf is an NVD timestamp in Unix milliseconds, 0 when it is
+// not one: CompareNVD's first key.
+func nvdMillisOf(s string) int64 {
+	t, err := index.ParseNVDTime(s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // cvesByName are the CVEs of the winners (cves in the order of wins)

@@ -294,6 +294,9 @@ type Snapshot struct {
 	// a build lays its bodies out over (see cvesBase).
 	cvesLayout *cvesLayout
 	bodyHash   []recHash
+	// textHash is, for a snapshot read by readPrevious, the hash
+	// (recordHash) of each line of its text table (strings.jsonl.zst).
+	textHash []recHash
 }
 
 // dataFiles are the data files m lists: those of its format version, and

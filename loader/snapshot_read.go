@@ -253,9 +253,16 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 		}
 	}
 	if m.Version >= 4 {
-		if s.details, err = decodeDetails(dir, m, len(d.CVEs), dec, false); err != nil {
+		var lineHash []recHash
+		if light {
+			// A build with -previous finds the texts it is given in
+			// the table by these (see prevTexts).
+			lineHash = make([]recHash, m.Files[keyStrings].Records)
+		}
+		if s.details, err = decodeDetailsHashing(dir, m, len(d.CVEs), dec, false, lineHash); err != nil {
 			return nil, nil, err
 		}
+		s.textHash = lineHash
 	}
 	if s.epss, err = decodeEPSSFile(dir, m, dec); err != nil {
 		return nil, nil, err
@@ -403,6 +410,13 @@ func decodeEntries(dir string, fi FileInfo, lay *cvesLayout, dec *zstd.Decoder) 
 // table's JSON texts are read on first use, from its chunks kept as
 // stored (17 MB at 400k CVEs with records).
 func decodeDetails(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy bool) (*index.Details, error) {
+	return decodeDetailsHashing(dir, m, cves, dec, lazy, nil)
+}
+
+// decodeDetailsHashing is decodeDetails, also setting lineHash (nil:
+// not) to the hash (recordHash) of each line of the text table as
+// stored.
+func decodeDetailsHashing(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy bool, lineHash []recHash) (*index.Details, error) {
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
@@ -419,6 +433,23 @@ func decodeDetails(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy boo
 		sfirsts[i] = sfirsts[i-1] + sfi.Chunks[i-1].Records
 	}
 	parse := func(c int, _, data []byte) error { return tl.ParsePiece(c, sfirsts[c], data) }
+	if lineHash != nil {
+		if len(lineHash) != sfi.Records {
+			return nil, wrap(keyStrings, fmt.Errorf("%d records, %d hashes", sfi.Records, len(lineHash)))
+		}
+		parse = func(c int, _, data []byte) error {
+			if err := eachLine(data, sfirsts[c], func(n int, line []byte) error {
+				if n >= len(lineHash) {
+					return fmt.Errorf("more than the %d records", len(lineHash))
+				}
+				lineHash[n] = recordHash(line)
+				return nil
+			}); err != nil {
+				return err
+			}
+			return tl.ParsePiece(c, sfirsts[c], data)
+		}
+	}
 	if lazy {
 		// The JSON texts' blocks are made on their first read (see
 		// index.TextsLoader.ParsePieceLazy) from the chunk as stored.

@@ -179,7 +179,7 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	// the texts they hold whole (the affected entries' JSON of CVE JSON 5
 	// records, which a build holds compressed until then: see
 	// index.HeldDetails) are then held beside the CVEs' fewest fields.
-	details, err := buildDetails(d.CVEs, spend)
+	details, err := buildDetails(d.CVEs, spend, recs.texts)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
@@ -207,6 +207,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		{keyReports, len(d.Reports), func(i int) ([]byte, error) { return marshal(&d.Reports[i]) }},
 		{keyDetails, details.Len(), func(i int) ([]byte, error) { return details.AppendLine(nil, i), nil }},
 		{keyStrings, details.TextCount(), func(i int) ([]byte, error) {
+			if j, ok := details.PrevText(i); ok {
+				return recs.texts.line(j) // as the previous table stores it
+			}
 			text, err := details.Text(i)
 			if err != nil {
 				return nil, err
@@ -248,6 +251,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		m.Files[f.key] = fi
 	}
 	files, withMetrics = nil, nil
+	if recs.texts != nil {
+		recs.texts.close()
+	}
 	if nvd == nil {
 		p, err := index.PackNVD(d.NVD, enc)
 		if err != nil {
@@ -422,16 +428,19 @@ func writeDataFile(path string, enc *zstd.Encoder, n int, line func(int) ([]byte
 	return w.close()
 }
 
-// buildDetails makes the details of cves, in their order. With spend,
+// buildDetails makes the details of cves, in their order, taking the
+// texts of prev's table by id (nil: none; see textscarry.go). With spend,
 // what only the details need of each CVE (affected entries, SSVC
-// decision, entry keys, KEV entry) is let go once they hold it, and the
-// JSON of the affected entries of the records held (CVE.Held) stays in
-// their store, compressed, until it is written (see
-// index.DetailsBuilder.KeepHeldFar): the details are only written, then
-// read back from their files.
-func buildDetails(cves []index.CVE, spend bool) (*index.Details, error) {
+// decision, entry keys, KEV entry) is let go once they hold it, and,
+// unless prev's texts are taken, the JSON of the affected entries of the
+// records held (CVE.Held) stays in their store, compressed, until it is
+// written (see index.DetailsBuilder.KeepHeldFar): the details are only
+// written, then read back from their files.
+func buildDetails(cves []index.CVE, spend bool, prev *prevTexts) (*index.Details, error) {
 	b := index.NewDetailsBuilder()
-	if spend {
+	if prev != nil {
+		prev.carry(b)
+	} else if spend {
 		b.KeepHeldFar()
 	}
 	for i := range cves {
