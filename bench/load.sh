@@ -374,11 +374,13 @@ RSS_BEFORE_RUNS=$(rss_kb "$VPID")
 HWM_RESET=0
 echo 5 2>/dev/null >"/proc/$VPID/clear_refs" && HWM_RESET=1
 for round in $(seq "$LOAD_ROUNDS"); do
-	# vulnd-before runs right after (or before) vulnd, so that the two
-	# compared most closely run closest in time.
-	servers="vulnd:$PORT_VULND"
-	((BEFORE)) && servers+=" before:$PORT_BEFORE"
-	servers+=" nginx:$PORT_NGINX go:$PORT_GO"
+	# The servers compared most closely run closest in time: vulnd-before
+	# right before vulnd, the Go ceiling right after it (nginx last), and
+	# the other way round in the even rounds. Each round's ratios are
+	# then of runs seconds apart, and the table shows their median.
+	servers=
+	((BEFORE)) && servers+="before:$PORT_BEFORE "
+	servers+="vulnd:$PORT_VULND go:$PORT_GO nginx:$PORT_NGINX"
 	((round % 2 == 0)) && servers=$(tr ' ' '\n' <<<"$servers" | tac | tr '\n' ' ')
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
@@ -477,6 +479,24 @@ spread() {
 	}' "$RESULTS"
 }
 ratio() { if [[ $(echo "$2 == 0" | bc) == 1 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
+# rounds class a b: server a's req/s over server b's in each round, then
+# "median (min-max)" of those ratios. A round's two runs are seconds
+# apart, so a busy minute moves both; the ratio of the two medians
+# (a's best rounds against b's) is not what the table shows.
+rounds() {
+	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" '$1 == c && $2 == a {x[$3] = $4} $1 == c && $2 == b {y[$3] = $4}
+		END {for (r in x) if ((r in y) && y[r] > 0) printf "%.4f\n", x[r] / y[r]}' "$RESULTS" |
+		sort -n | awk '{a[NR] = $1} END {
+			if (NR == 0) { print "-"; exit }
+			m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
+			printf "%.2f (%.2f-%.2f)", m, a[1], a[NR]
+		}'
+}
+# byround class a b: each round's ratio of a over b, in round order.
+byround() {
+	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" '$1 == c && $2 == a {x[$3] = $4} $1 == c && $2 == b {y[$3] = $4}
+		END {for (r = 1; r in x; r++) if ((r in y) && y[r] > 0) printf "%s%.2f", (r > 1 ? " " : ""), x[r] / y[r]}' "$RESULTS"
+}
 
 # 5. Reload under load.
 RELOAD_TEXT="(skipped: LOAD_RELOADS=0)"
@@ -564,16 +584,16 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $("$NGINX" -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
 	((BEFORE)) && echo "vulnd-before: $BEFORE_DESC, serving the same snapshot on its own port, pinned like vulnd; answered ${BEFORE_LOAD_SECONDS}s after start; its bodies and headers checked equal to vulnd's; not reloaded. after/before is vulnd's req/s over vulnd-before's."
 	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs$SNAP_DESC; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start; $(wc -l <"$DUMP/map.tsv") distinct responses saved."
-	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians. Spread: the largest max/min of one server's req/s over the rounds."
+	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds (vulnd-before, vulnd, the Go ceiling, nginx, and the other way round). req/s, p50 and p99: medians over the rounds; ratios: the median of the rounds' ratios (each of two runs seconds apart), with their lowest and highest. Spread: the largest max/min of one server's req/s over the rounds."
 	echo "nginx and the Go ceiling send vulnd's bodies with vulnd's Content-Type, Vary, ETag, Link, X-Total-Count, Cache-Control and X-Snapshot-Id$([[ $LOAD_CEILING_BARE == 1 ]] && echo " (the Go ceiling: Content-Type and Content-Length only)"); nginx also its Server, Last-Modified and Accept-Ranges."
 	echo "Command: \`${settings[*]} make bench-load\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
 	if ((BEFORE)); then
 		echo "| class | vulnd req/s | vulnd-before req/s | after/before | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | vulnd-before/Go | p50 ms vulnd / before / nginx / Go | p99 ms vulnd / before / nginx / Go | non-2xx + errors | spread |"
-		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"
+		echo "|---|---:|---:|---|---:|---:|---|---|---|---|---|---:|---:|"
 	else
 		echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors | spread |"
-		echo "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"
+		echo "|---|---:|---:|---:|---|---|---|---|---:|---:|"
 	fi
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
@@ -581,16 +601,34 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 		bad=$(awk -F'\t' -v c="$name" '$1 == c {s += $7 + $8} END {print s + 0}' "$RESULTS")
 		if ((BEFORE)); then
 			b=$(med "$name" before 4)
-			printf '| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.2f | %.2f | %.2f | %s / %s / %s / %s | %s / %s / %s / %s | %s | %s |\n' "$name" "$v" "$b" \
-				"$(ratio "$v" "$b")" "$n" "$g" "$(ratio "$v" "$n")" "$(ratio "$v" "$g")" "$(ratio "$b" "$g")" \
+			printf '| %s | %.0f | %.0f | %s | %.0f | %.0f | %s | %s | %s | %s / %s / %s / %s | %s / %s / %s / %s | %s | %s |\n' "$name" "$v" "$b" \
+				"$(rounds "$name" vulnd before)" "$n" "$g" "$(rounds "$name" vulnd nginx)" "$(rounds "$name" vulnd go)" "$(rounds "$name" before go)" \
 				"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" before 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \
 				"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" before 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
 			continue
 		fi
-		printf '| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %s / %s / %s | %s / %s / %s | %s | %s |\n' "$name" "$v" "$n" "$g" \
-			"$(ratio "$v" "$n")" "$(ratio "$v" "$g")" \
+		printf '| %s | %.0f | %.0f | %.0f | %s | %s | %s / %s / %s | %s / %s / %s | %s | %s |\n' "$name" "$v" "$n" "$g" \
+			"$(rounds "$name" vulnd nginx)" "$(rounds "$name" vulnd go)" \
 			"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \
 			"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
+	done <"$DUMP/classes.txt"
+	echo
+	echo "By round (round 1 first):"
+	echo
+	if ((BEFORE)); then
+		echo "| class | vulnd/Go | vulnd-before/Go | after/before |"
+		echo "|---|---|---|---|"
+	else
+		echo "| class | vulnd/Go | vulnd/nginx |"
+		echo "|---|---|---|"
+	fi
+	while IFS=$'\t' read -r name file; do
+		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
+		if ((BEFORE)); then
+			echo "| $name | $(byround "$name" vulnd go) | $(byround "$name" before go) | $(byround "$name" vulnd before) |"
+		else
+			echo "| $name | $(byround "$name" vulnd go) | $(byround "$name" vulnd nginx) |"
+		fi
 	done <"$DUMP/classes.txt"
 	echo
 	echo "vulnd's memory under the class runs: $RUNS_MEM."
