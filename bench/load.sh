@@ -54,6 +54,14 @@
 #                           vulnd's, run in the same rounds beside vulnd,
 #                           and shown as the column "vulnd-before" with a
 #                           per-class after/before ratio. Not reloaded.
+#   LOAD_TOGETHER [0]       1: in each round and class, after the runs one
+#                           at a time, vulnd, vulnd-before (if any) and the
+#                           Go ceiling also run at the same time, all on
+#                           LOAD_SERVER_CPU, each under its own wrk on
+#                           LOAD_CLIENT_CPU: they share the core and
+#                           whatever else runs on it, so their ratios are
+#                           those of their costs per answer, and a busy
+#                           machine moves them far less (see README.md)
 #   LOAD_BEFORE_REF []      a git revision to build LOAD_BIN_BEFORE from
 #                           (git archive into the work directory), e.g.
 #                           main or a commit; instead of LOAD_BIN_BEFORE
@@ -83,6 +91,7 @@ LOAD_PROFILE=${LOAD_PROFILE:-0}
 LOAD_PROFILE_CLASSES=${LOAD_PROFILE_CLASSES:-^(one CVE|CVE page)\$}
 LOAD_BIN_BEFORE=${LOAD_BIN_BEFORE:-}
 LOAD_BEFORE_REF=${LOAD_BEFORE_REF:-}
+LOAD_TOGETHER=${LOAD_TOGETHER:-0}
 BIN=${BIN:-bin/vulnd}
 
 say() { printf 'bench-load: %s\n' "$*" >&2; }
@@ -91,7 +100,7 @@ die() {
 	exit 1
 }
 
-for v in LOAD_CVES LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_RELOADS LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_PORT; do
+for v in LOAD_CVES LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_RELOADS LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_PORT LOAD_TOGETHER; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 ((LOAD_ROUNDS >= 1 && LOAD_DURATION >= 1 && LOAD_CVES >= 1 && LOAD_PER_CLASS >= 1)) ||
@@ -162,7 +171,7 @@ all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE
 classes_n=0
 for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done
 ((classes_n > 0)) || die "LOAD_CLASSES='$LOAD_CLASSES' matches no class (${all_classes[*]})"
-wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * (3 + BEFORE) * classes_n * LOAD_ROUNDS))
+wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * (3 + BEFORE + (LOAD_TOGETHER > 0)) * classes_n * LOAD_ROUNDS))
 # Measured on 2 shared cores at 400k CVEs: about 3 minutes to generate and
 # build both days, 10 s to load, 25 s per reload under load.
 data_s=$((LOAD_CVES * 200 / 400000 + BEFORE * LOAD_CVES * 30 / 400000))
@@ -368,6 +377,35 @@ run_wrk() {
 	line=$(grep '^RESULT' "$WORK/wrk.out") || die "wrk printed no result: $(cat "$WORK/wrk.out")"
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+# together class pathfile round (LOAD_TOGETHER=1): vulnd, vulnd-before
+# and the Go ceiling at the same time on the one server CPU, each with a
+# wrk of its own on the client CPU, warm-up then the measured run; rows
+# in $TOGETHER. (Waited for with wait, so a signal is acted on at once.)
+TOGETHER=$WORK/together.tsv
+: >"$TOGETHER"
+together() {
+	local name=$1 file=$2 round=$3 secs sp server port line
+	local tservers=("vulnd:$PORT_VULND" "go:$PORT_GO")
+	((BEFORE)) && tservers+=("before:$PORT_BEFORE")
+	for secs in $LOAD_WARMUP $LOAD_DURATION; do
+		((secs > 0)) || continue
+		local tp=()
+		for sp in "${tservers[@]}"; do
+			setsid taskset -c "$LOAD_CLIENT_CPU" wrk -t1 -c"$LOAD_CONNS" -d"$secs"s -s bench/load.lua "http://127.0.0.1:${sp##*:}" -- "$file" >"$WORK/together-${sp%%:*}.out" &
+			tp+=($!)
+			PIDS+=($!)
+		done
+		wait "${tp[@]}"
+	done
+	for sp in "${tservers[@]}"; do
+		server=${sp%%:*}
+		line=$(grep '^RESULT' "$WORK/together-$server.out") || die "wrk printed no result: $(cat "$WORK/together-$server.out")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$server" "$round" \
+			"$(field rps "$line")" "$(field p50_us "$line")" "$(field p99_us "$line")" \
+			"$(field non2xx "$line")" "$(field errors "$line")" >>"$TOGETHER"
+		say "round $round, $name, $server (together): $line"
+	done
+}
 # vulnd's memory under the class runs: VmHWM, reset once it has loaded
 # and the answers are saved, is the peak of the runs.
 RSS_BEFORE_RUNS=$(rss_kb "$VPID")
@@ -393,6 +431,7 @@ for round in $(seq "$LOAD_ROUNDS"); do
 				"$(field non2xx "$line")" "$(field errors "$line")" >>"$RESULTS"
 			say "round $round, $name, $server: $line"
 		done
+		((LOAD_TOGETHER)) && together "$name" "$DUMP/$file" "$round"
 	done <"$DUMP/classes.txt"
 done
 
@@ -479,23 +518,24 @@ spread() {
 	}' "$RESULTS"
 }
 ratio() { if [[ $(echo "$2 == 0" | bc) == 1 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
-# rounds class a b: server a's req/s over server b's in each round, then
+# rounds class a b [file]: server a's req/s over server b's in each round
+# (of file, $RESULTS by default), then
 # "median (min-max)" of those ratios. A round's two runs are seconds
 # apart, so a busy minute moves both; the ratio of the two medians
 # (a's best rounds against b's) is not what the table shows.
 rounds() {
 	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" '$1 == c && $2 == a {x[$3] = $4} $1 == c && $2 == b {y[$3] = $4}
-		END {for (r in x) if ((r in y) && y[r] > 0) printf "%.4f\n", x[r] / y[r]}' "$RESULTS" |
+		END {for (r in x) if ((r in y) && y[r] > 0) printf "%.4f\n", x[r] / y[r]}' "${4:-$RESULTS}" |
 		sort -n | awk '{a[NR] = $1} END {
 			if (NR == 0) { print "-"; exit }
 			m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
 			printf "%.2f (%.2f-%.2f)", m, a[1], a[NR]
 		}'
 }
-# byround class a b: each round's ratio of a over b, in round order.
+# byround class a b [file]: each round's ratio of a over b, in round order.
 byround() {
 	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" '$1 == c && $2 == a {x[$3] = $4} $1 == c && $2 == b {y[$3] = $4}
-		END {for (r = 1; r in x; r++) if ((r in y) && y[r] > 0) printf "%s%.2f", (r > 1 ? " " : ""), x[r] / y[r]}' "$RESULTS"
+		END {for (r = 1; r in x; r++) if ((r in y) && y[r] > 0) printf "%s%.2f", (r > 1 ? " " : ""), x[r] / y[r]}' "${4:-$RESULTS}"
 }
 
 # 5. Reload under load.
@@ -569,7 +609,7 @@ fi
 
 # 6. Report.
 settings=()
-for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE LOAD_BIN_BEFORE LOAD_BEFORE_REF; do
+for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE LOAD_BIN_BEFORE LOAD_BEFORE_REF LOAD_TOGETHER; do
 	if [[ ${!v} =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then
 		settings+=("$v=${!v}")
 	elif [[ -n ${!v} ]]; then
@@ -630,6 +670,31 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 			echo "| $name | $(byround "$name" vulnd go) | $(byround "$name" vulnd nginx) |"
 		fi
 	done <"$DUMP/classes.txt"
+	if ((LOAD_TOGETHER)); then
+		echo
+		echo "Side by side (LOAD_TOGETHER=1): in each round, $([[ $BEFORE == 1 ]] && echo "vulnd, vulnd-before and the Go ceiling" || echo "vulnd and the Go ceiling") at the same time, all on CPU $LOAD_SERVER_CPU, each under a wrk of its own on CPU $LOAD_CLIENT_CPU (same settings): sharing the core and whatever else ran on it, each server's req/s is about its share of the core over its cost per answer. req/s: medians; ratios: median (lowest-highest) of the rounds', then each round's."
+		echo
+		if ((BEFORE)); then
+			echo "| class | vulnd req/s | vulnd-before req/s | Go ceiling req/s | vulnd/Go | vulnd-before/Go | after/before | vulnd/Go by round | after/before by round | non-2xx + errors |"
+			echo "|---|---:|---:|---:|---|---|---|---|---|---:|"
+		else
+			echo "| class | vulnd req/s | Go ceiling req/s | vulnd/Go | vulnd/Go by round | non-2xx + errors |"
+			echo "|---|---:|---:|---|---|---:|"
+		fi
+		while IFS=$'\t' read -r name file; do
+			[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
+			tmed() { awk -F'\t' -v c="$1" -v s="$2" '$1 == c && $2 == s {print $4}' "$TOGETHER" | median; }
+			bad=$(awk -F'\t' -v c="$name" '$1 == c {s += $7 + $8} END {print s + 0}' "$TOGETHER")
+			if ((BEFORE)); then
+				printf '| %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s | %s |\n' "$name" "$(tmed "$name" vulnd)" "$(tmed "$name" before)" "$(tmed "$name" go)" \
+					"$(rounds "$name" vulnd go "$TOGETHER")" "$(rounds "$name" before go "$TOGETHER")" "$(rounds "$name" vulnd before "$TOGETHER")" \
+					"$(byround "$name" vulnd go "$TOGETHER")" "$(byround "$name" vulnd before "$TOGETHER")" "$bad"
+			else
+				printf '| %s | %.0f | %.0f | %s | %s | %s |\n' "$name" "$(tmed "$name" vulnd)" "$(tmed "$name" go)" \
+					"$(rounds "$name" vulnd go "$TOGETHER")" "$(byround "$name" vulnd go "$TOGETHER")" "$bad"
+			fi
+		done <"$DUMP/classes.txt"
+	fi
 	echo
 	echo "vulnd's memory under the class runs: $RUNS_MEM."
 	echo
