@@ -54,14 +54,15 @@
 #                           vulnd's, run in the same rounds beside vulnd,
 #                           and shown as the column "vulnd-before" with a
 #                           per-class after/before ratio. Not reloaded.
-#   LOAD_TOGETHER [0]       1: in each round and class, after the runs one
+#   LOAD_TOGETHER [1]       in each round and class, after the runs one
 #                           at a time, vulnd, vulnd-before (if any) and the
 #                           Go ceiling also run at the same time, all on
 #                           LOAD_SERVER_CPU, each under its own wrk on
 #                           LOAD_CLIENT_CPU: they share the core and
 #                           whatever else runs on it, so their ratios are
 #                           those of their costs per answer, and a busy
-#                           machine moves them far less (see README.md)
+#                           machine moves them far less (see README.md);
+#                           0: only the runs one at a time
 #   LOAD_BEFORE_REF []      a git revision to build LOAD_BIN_BEFORE from
 #                           (git archive into the work directory), e.g.
 #                           main or a commit; instead of LOAD_BIN_BEFORE
@@ -91,7 +92,7 @@ LOAD_PROFILE=${LOAD_PROFILE:-0}
 LOAD_PROFILE_CLASSES=${LOAD_PROFILE_CLASSES:-^(one CVE|CVE page)\$}
 LOAD_BIN_BEFORE=${LOAD_BIN_BEFORE:-}
 LOAD_BEFORE_REF=${LOAD_BEFORE_REF:-}
-LOAD_TOGETHER=${LOAD_TOGETHER:-0}
+LOAD_TOGETHER=${LOAD_TOGETHER:-1}
 BIN=${BIN:-bin/vulnd}
 
 say() { printf 'bench-load: %s\n' "$*" >&2; }
