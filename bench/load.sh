@@ -54,6 +54,15 @@
 #                           vulnd's, run in the same rounds beside vulnd,
 #                           and shown as the column "vulnd-before" with a
 #                           per-class after/before ratio. Not reloaded.
+#   LOAD_TOGETHER [1]       in each round and class, after the runs one
+#                           at a time, vulnd, vulnd-before (if any) and the
+#                           Go ceiling also run at the same time, all on
+#                           LOAD_SERVER_CPU, each under its own wrk on
+#                           LOAD_CLIENT_CPU: they share the core and
+#                           whatever else runs on it, so their ratios are
+#                           those of their costs per answer, and a busy
+#                           machine moves them far less (see README.md);
+#                           0: only the runs one at a time
 #   LOAD_BEFORE_REF []      a git revision to build LOAD_BIN_BEFORE from
 #                           (git archive into the work directory), e.g.
 #                           main or a commit; instead of LOAD_BIN_BEFORE
@@ -83,6 +92,7 @@ LOAD_PROFILE=${LOAD_PROFILE:-0}
 LOAD_PROFILE_CLASSES=${LOAD_PROFILE_CLASSES:-^(one CVE|CVE page)\$}
 LOAD_BIN_BEFORE=${LOAD_BIN_BEFORE:-}
 LOAD_BEFORE_REF=${LOAD_BEFORE_REF:-}
+LOAD_TOGETHER=${LOAD_TOGETHER:-1}
 BIN=${BIN:-bin/vulnd}
 
 say() { printf 'bench-load: %s\n' "$*" >&2; }
@@ -91,7 +101,7 @@ die() {
 	exit 1
 }
 
-for v in LOAD_CVES LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_RELOADS LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_PORT; do
+for v in LOAD_CVES LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_RELOADS LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_PORT LOAD_TOGETHER; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number, got '${!v}'"
 done
 ((LOAD_ROUNDS >= 1 && LOAD_DURATION >= 1 && LOAD_CVES >= 1 && LOAD_PER_CLASS >= 1)) ||
@@ -162,7 +172,7 @@ all_classes=("one CVE" "CVE page" "band page" "vendor's CVE page" "product's CVE
 classes_n=0
 for c in "${all_classes[@]}"; do [[ -z $LOAD_CLASSES || $c =~ $LOAD_CLASSES ]] && classes_n=$((classes_n + 1)); done
 ((classes_n > 0)) || die "LOAD_CLASSES='$LOAD_CLASSES' matches no class (${all_classes[*]})"
-wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * (3 + BEFORE) * classes_n * LOAD_ROUNDS))
+wrk_s=$(((LOAD_WARMUP + LOAD_DURATION + 1) * (3 + BEFORE + (LOAD_TOGETHER > 0)) * classes_n * LOAD_ROUNDS))
 # Measured on 2 shared cores at 400k CVEs: about 3 minutes to generate and
 # build both days, 10 s to load, 25 s per reload under load.
 data_s=$((LOAD_CVES * 200 / 400000 + BEFORE * LOAD_CVES * 30 / 400000))
@@ -266,6 +276,16 @@ go build -C bench -o "$WORK/ceiling" ./ceiling
 DUMP=$WORK/dump
 run "$WORK/loaddump" -addr "127.0.0.1:$PORT_VULND" -o "$DUMP" -per-class "$LOAD_PER_CLASS"
 say "saved $(wc -l <"$DUMP/map.tsv") distinct responses ($(du -sh "$DUMP/files" | cut -f1))"
+if ((BEFORE)); then
+	# vulnd-before is asked the same paths in the same order, so that
+	# both start the rounds having answered the same requests: vulnd's
+	# page cache then holds every class's pages, and vulnd-before's
+	# would otherwise hold only those of the classes timed, a smaller
+	# map that its lookups find in the CPU's caches more often.
+	run "$WORK/loaddump" -addr "127.0.0.1:$PORT_BEFORE" -o "$WORK/dump-before" -per-class "$LOAD_PER_CLASS"
+	cmp -s "$DUMP/map.tsv" "$WORK/dump-before/map.tsv" || die "vulnd-before's crawl found other paths or headers than vulnd's"
+	rm -rf "$WORK/dump-before"
+fi
 
 # nginx's worker runs as an unprivileged user: it must be able to read.
 chmod 755 "$WORK"
@@ -368,17 +388,48 @@ run_wrk() {
 	line=$(grep '^RESULT' "$WORK/wrk.out") || die "wrk printed no result: $(cat "$WORK/wrk.out")"
 }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+# together class pathfile round (LOAD_TOGETHER=1): vulnd, vulnd-before
+# and the Go ceiling at the same time on the one server CPU, each with a
+# wrk of its own on the client CPU, warm-up then the measured run; rows
+# in $TOGETHER. (Waited for with wait, so a signal is acted on at once.)
+TOGETHER=$WORK/together.tsv
+: >"$TOGETHER"
+together() {
+	local name=$1 file=$2 round=$3 secs sp server port line
+	local tservers=("vulnd:$PORT_VULND" "go:$PORT_GO")
+	((BEFORE)) && tservers+=("before:$PORT_BEFORE")
+	for secs in $LOAD_WARMUP $LOAD_DURATION; do
+		((secs > 0)) || continue
+		local tp=()
+		for sp in "${tservers[@]}"; do
+			setsid taskset -c "$LOAD_CLIENT_CPU" wrk -t1 -c"$LOAD_CONNS" -d"$secs"s -s bench/load.lua "http://127.0.0.1:${sp##*:}" -- "$file" >"$WORK/together-${sp%%:*}.out" &
+			tp+=($!)
+			PIDS+=($!)
+		done
+		wait "${tp[@]}"
+	done
+	for sp in "${tservers[@]}"; do
+		server=${sp%%:*}
+		line=$(grep '^RESULT' "$WORK/together-$server.out") || die "wrk printed no result: $(cat "$WORK/together-$server.out")"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$server" "$round" \
+			"$(field rps "$line")" "$(field p50_us "$line")" "$(field p99_us "$line")" \
+			"$(field non2xx "$line")" "$(field errors "$line")" >>"$TOGETHER"
+		say "round $round, $name, $server (together): $line"
+	done
+}
 # vulnd's memory under the class runs: VmHWM, reset once it has loaded
 # and the answers are saved, is the peak of the runs.
 RSS_BEFORE_RUNS=$(rss_kb "$VPID")
 HWM_RESET=0
 echo 5 2>/dev/null >"/proc/$VPID/clear_refs" && HWM_RESET=1
 for round in $(seq "$LOAD_ROUNDS"); do
-	# vulnd-before runs right after (or before) vulnd, so that the two
-	# compared most closely run closest in time.
-	servers="vulnd:$PORT_VULND"
-	((BEFORE)) && servers+=" before:$PORT_BEFORE"
-	servers+=" nginx:$PORT_NGINX go:$PORT_GO"
+	# The servers compared most closely run closest in time: vulnd-before
+	# right before vulnd, the Go ceiling right after it (nginx last), and
+	# the other way round in the even rounds. Each round's ratios are
+	# then of runs seconds apart, and the table shows their median.
+	servers=
+	((BEFORE)) && servers+="before:$PORT_BEFORE "
+	servers+="vulnd:$PORT_VULND go:$PORT_GO nginx:$PORT_NGINX"
 	((round % 2 == 0)) && servers=$(tr ' ' '\n' <<<"$servers" | tac | tr '\n' ' ')
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
@@ -391,6 +442,7 @@ for round in $(seq "$LOAD_ROUNDS"); do
 				"$(field non2xx "$line")" "$(field errors "$line")" >>"$RESULTS"
 			say "round $round, $name, $server: $line"
 		done
+		((LOAD_TOGETHER)) && together "$name" "$DUMP/$file" "$round"
 	done <"$DUMP/classes.txt"
 done
 
@@ -477,6 +529,25 @@ spread() {
 	}' "$RESULTS"
 }
 ratio() { if [[ $(echo "$2 == 0" | bc) == 1 ]]; then echo 0; else echo "scale=3; $1 / $2" | bc; fi; }
+# rounds class a b [file]: server a's req/s over server b's in each round
+# (of file, $RESULTS by default), then
+# "median (min-max)" of those ratios. A round's two runs are seconds
+# apart, so a busy minute moves both; the ratio of the two medians
+# (a's best rounds against b's) is not what the table shows.
+rounds() {
+	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" '$1 == c && $2 == a {x[$3] = $4} $1 == c && $2 == b {y[$3] = $4}
+		END {for (r in x) if ((r in y) && y[r] > 0) printf "%.4f\n", x[r] / y[r]}' "${4:-$RESULTS}" |
+		sort -n | awk '{a[NR] = $1} END {
+			if (NR == 0) { print "-"; exit }
+			m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2
+			printf "%.2f (%.2f-%.2f)", m, a[1], a[NR]
+		}'
+}
+# byround class a b [file]: each round's ratio of a over b, in round order.
+byround() {
+	awk -F'\t' -v c="$1" -v a="$2" -v b="$3" '$1 == c && $2 == a {x[$3] = $4} $1 == c && $2 == b {y[$3] = $4}
+		END {for (r = 1; r in x; r++) if ((r in y) && y[r] > 0) printf "%s%.2f", (r > 1 ? " " : ""), x[r] / y[r]}' "${4:-$RESULTS}"
+}
 
 # 5. Reload under load.
 RELOAD_TEXT="(skipped: LOAD_RELOADS=0)"
@@ -549,7 +620,7 @@ fi
 
 # 6. Report.
 settings=()
-for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE LOAD_BIN_BEFORE LOAD_BEFORE_REF; do
+for v in LOAD_CVES LOAD_FEEDS LOAD_SNAPSHOT LOAD_DURATION LOAD_WARMUP LOAD_ROUNDS LOAD_CONNS LOAD_PER_CLASS LOAD_CLASSES LOAD_RELOADS LOAD_RELOAD_CLASSES LOAD_SERVER_CPU LOAD_CLIENT_CPU LOAD_CEILING_BARE LOAD_PROFILE LOAD_BIN_BEFORE LOAD_BEFORE_REF LOAD_TOGETHER; do
 	if [[ ${!v} =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then
 		settings+=("$v=${!v}")
 	elif [[ -n ${!v} ]]; then
@@ -564,16 +635,16 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 	echo "Software: vulnd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), $(go version | cut -d' ' -f3), $("$NGINX" -v 2>&1 | sed 's/.*: //'), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
 	((BEFORE)) && echo "vulnd-before: $BEFORE_DESC, serving the same snapshot on its own port, pinned like vulnd; answered ${BEFORE_LOAD_SECONDS}s after start; its bodies and headers checked equal to vulnd's; not reloaded. after/before is vulnd's req/s over vulnd-before's."
 	echo "Snapshot: $(grep -o '"cves": [0-9]*' "$SNAP/manifest.json" | head -1 | grep -o '[0-9]*') CVEs$SNAP_DESC; ${BUILD_SECONDS:+first-day build ${BUILD_SECONDS}s; }vulnd answered ${LOAD_SECONDS}s after start; $(wc -l <"$DUMP/map.tsv") distinct responses saved."
-	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds; medians. Spread: the largest max/min of one server's req/s over the rounds."
+	echo "Servers pinned to CPU $LOAD_SERVER_CPU, wrk to CPU $LOAD_CLIENT_CPU: 1 thread, $LOAD_CONNS connections, random paths of the class ($LOAD_PER_CLASS per class), ${LOAD_WARMUP}s warm-up then ${LOAD_DURATION}s, $LOAD_ROUNDS alternating rounds (vulnd-before, vulnd, the Go ceiling, nginx, and the other way round). req/s, p50 and p99: medians over the rounds; ratios: the median of the rounds' ratios (each of two runs seconds apart), with their lowest and highest. Spread: the largest max/min of one server's req/s over the rounds."
 	echo "nginx and the Go ceiling send vulnd's bodies with vulnd's Content-Type, Vary, ETag, Link, X-Total-Count, Cache-Control and X-Snapshot-Id$([[ $LOAD_CEILING_BARE == 1 ]] && echo " (the Go ceiling: Content-Type and Content-Length only)"); nginx also its Server, Last-Modified and Accept-Ranges."
 	echo "Command: \`${settings[*]} make bench-load\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
 	if ((BEFORE)); then
 		echo "| class | vulnd req/s | vulnd-before req/s | after/before | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | vulnd-before/Go | p50 ms vulnd / before / nginx / Go | p99 ms vulnd / before / nginx / Go | non-2xx + errors | spread |"
-		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"
+		echo "|---|---:|---:|---|---:|---:|---|---|---|---|---|---:|---:|"
 	else
 		echo "| class | vulnd req/s | nginx req/s | Go ceiling req/s | vulnd/nginx | vulnd/Go | p50 ms vulnd / nginx / Go | p99 ms vulnd / nginx / Go | non-2xx + errors | spread |"
-		echo "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"
+		echo "|---|---:|---:|---:|---|---|---|---|---:|---:|"
 	fi
 	while IFS=$'\t' read -r name file; do
 		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
@@ -581,17 +652,60 @@ ms() { echo "scale=2; $1 / 1000" | bc | sed 's/^\./0./'; }
 		bad=$(awk -F'\t' -v c="$name" '$1 == c {s += $7 + $8} END {print s + 0}' "$RESULTS")
 		if ((BEFORE)); then
 			b=$(med "$name" before 4)
-			printf '| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.2f | %.2f | %.2f | %s / %s / %s / %s | %s / %s / %s / %s | %s | %s |\n' "$name" "$v" "$b" \
-				"$(ratio "$v" "$b")" "$n" "$g" "$(ratio "$v" "$n")" "$(ratio "$v" "$g")" "$(ratio "$b" "$g")" \
+			printf '| %s | %.0f | %.0f | %s | %.0f | %.0f | %s | %s | %s | %s / %s / %s / %s | %s / %s / %s / %s | %s | %s |\n' "$name" "$v" "$b" \
+				"$(rounds "$name" vulnd before)" "$n" "$g" "$(rounds "$name" vulnd nginx)" "$(rounds "$name" vulnd go)" "$(rounds "$name" before go)" \
 				"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" before 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \
 				"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" before 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
 			continue
 		fi
-		printf '| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %s / %s / %s | %s / %s / %s | %s | %s |\n' "$name" "$v" "$n" "$g" \
-			"$(ratio "$v" "$n")" "$(ratio "$v" "$g")" \
+		printf '| %s | %.0f | %.0f | %.0f | %s | %s | %s / %s / %s | %s / %s / %s | %s | %s |\n' "$name" "$v" "$n" "$g" \
+			"$(rounds "$name" vulnd nginx)" "$(rounds "$name" vulnd go)" \
 			"$(ms "$(med "$name" vulnd 5)")" "$(ms "$(med "$name" nginx 5)")" "$(ms "$(med "$name" go 5)")" \
 			"$(ms "$(med "$name" vulnd 6)")" "$(ms "$(med "$name" nginx 6)")" "$(ms "$(med "$name" go 6)")" "$bad" "$(spread "$name")"
 	done <"$DUMP/classes.txt"
+	echo
+	echo "By round (round 1 first):"
+	echo
+	if ((BEFORE)); then
+		echo "| class | vulnd/Go | vulnd-before/Go | after/before |"
+		echo "|---|---|---|---|"
+	else
+		echo "| class | vulnd/Go | vulnd/nginx |"
+		echo "|---|---|---|"
+	fi
+	while IFS=$'\t' read -r name file; do
+		[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
+		if ((BEFORE)); then
+			echo "| $name | $(byround "$name" vulnd go) | $(byround "$name" before go) | $(byround "$name" vulnd before) |"
+		else
+			echo "| $name | $(byround "$name" vulnd go) | $(byround "$name" vulnd nginx) |"
+		fi
+	done <"$DUMP/classes.txt"
+	if ((LOAD_TOGETHER)); then
+		echo
+		echo "Side by side (LOAD_TOGETHER=1): in each round, $([[ $BEFORE == 1 ]] && echo "vulnd, vulnd-before and the Go ceiling" || echo "vulnd and the Go ceiling") at the same time, all on CPU $LOAD_SERVER_CPU, each under a wrk of its own on CPU $LOAD_CLIENT_CPU (same settings): sharing the core and whatever else ran on it, each server's req/s is about its share of the core over its cost per answer. req/s: medians; ratios: median (lowest-highest) of the rounds', then each round's."
+		echo
+		if ((BEFORE)); then
+			echo "| class | vulnd req/s | vulnd-before req/s | Go ceiling req/s | vulnd/Go | vulnd-before/Go | after/before | vulnd/Go by round | after/before by round | non-2xx + errors |"
+			echo "|---|---:|---:|---:|---|---|---|---|---|---:|"
+		else
+			echo "| class | vulnd req/s | Go ceiling req/s | vulnd/Go | vulnd/Go by round | non-2xx + errors |"
+			echo "|---|---:|---:|---|---|---:|"
+		fi
+		while IFS=$'\t' read -r name file; do
+			[[ -n $LOAD_CLASSES && ! $name =~ $LOAD_CLASSES ]] && continue
+			tmed() { awk -F'\t' -v c="$1" -v s="$2" '$1 == c && $2 == s {print $4}' "$TOGETHER" | median; }
+			bad=$(awk -F'\t' -v c="$name" '$1 == c {s += $7 + $8} END {print s + 0}' "$TOGETHER")
+			if ((BEFORE)); then
+				printf '| %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %s | %s |\n' "$name" "$(tmed "$name" vulnd)" "$(tmed "$name" before)" "$(tmed "$name" go)" \
+					"$(rounds "$name" vulnd go "$TOGETHER")" "$(rounds "$name" before go "$TOGETHER")" "$(rounds "$name" vulnd before "$TOGETHER")" \
+					"$(byround "$name" vulnd go "$TOGETHER")" "$(byround "$name" vulnd before "$TOGETHER")" "$bad"
+			else
+				printf '| %s | %.0f | %.0f | %s | %s | %s |\n' "$name" "$(tmed "$name" vulnd)" "$(tmed "$name" go)" \
+					"$(rounds "$name" vulnd go "$TOGETHER")" "$(byround "$name" vulnd go "$TOGETHER")" "$bad"
+			fi
+		done <"$DUMP/classes.txt"
+	fi
 	echo
 	echo "vulnd's memory under the class runs: $RUNS_MEM."
 	echo

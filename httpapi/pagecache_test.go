@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -199,4 +201,62 @@ func TestPageCacheSwaps(t *testing.T) {
 	}
 	close(stop)
 	<-done
+}
+
+// TestPageEntryLayout: a kept page's Content-Length and X-Total-Count
+// values follow its target in the entry's one string, and Link comes
+// last, so that a hit, whose map lookup has just read the target, finds
+// the two short values on the same cache line (see pageEntry).
+func TestPageEntryLayout(t *testing.T) {
+	const target = "/vendors/acme/products/widget/cve?version=1.3"
+	res := &result{body: make([]byte, 12345), page: 1, total: 27}
+	hdrs := &[2]string{"27", `</vendors/acme/products/widget/cve?version=1.3&page=1>; rel="first", </vendors/acme/products/widget/cve?version=1.3&page=2>; rel="last"`}
+	key, e := newPageEntry(target, res, hdrs, nil)
+	if key != target || e.vals[2] != "12345" || *e.headerValues() != *hdrs {
+		t.Fatalf("entry %q: %q", key, e.vals)
+	}
+	at := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	next := at(key) + uintptr(len(key))
+	for i, v := range []string{e.vals[2], e.vals[0], e.vals[1]} {
+		if at(v) != next {
+			t.Fatalf("value %d (%q) is not next in the entry's string after the target", i, v)
+		}
+		next += uintptr(len(v))
+	}
+}
+
+// TestKeptPageTakesNoBuffer: a kept page sent as it is (no compression)
+// takes no buffers from serve's pool; a page composed does.
+func TestKeptPageTakesNoBuffer(t *testing.T) {
+	ix := handData(t)
+	s := New(func() *index.Index { return ix }, Options{})
+	const target = "/vendors/acme/products/widget/cve?version=1.3"
+	req := httptest.NewRequest("GET", target, nil)
+	w := &benchWriter{hdr: http.Header{}}
+	s.ServeHTTP(w, req) // composed and kept
+	if _, ok := s.pcache.Load().get(target); !ok || w.status != 200 {
+		t.Fatalf("%s: %d, not kept", target, w.status)
+	}
+	// An empty pool that counts what it makes: each Get finds it empty.
+	saved := bufPool.New
+	defer func() { bufPool.New = saved }()
+	var made int
+	bufPool.New = func() any { made++; return &buffers{} }
+	runtime.GC()
+	runtime.GC() // a pool is emptied over two collections
+	for range 3 {
+		w.hdr = http.Header{}
+		s.ServeHTTP(w, req)
+		if w.status != 200 {
+			t.Fatalf("status %d", w.status)
+		}
+	}
+	if made != 0 {
+		t.Errorf("a kept page sent as it is took buffers from the pool (%d made)", made)
+	}
+	// A page composed does take them.
+	s.ServeHTTP(w, httptest.NewRequest("GET", "/vendors/acme/cve?page=2", nil))
+	if w.status != 200 || made != 1 {
+		t.Errorf("a page composed: status %d, %d buffers made, want 1", w.status, made)
+	}
 }

@@ -297,14 +297,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	sh := s.snapHeaders(ix)
 	hdr := w.Header()
 	hdr["X-Snapshot-Id"] = sh.id
-	bufs := bufPool.Get().(*buffers)
+	// The pooled buffers are taken only when something is composed or
+	// compressed: a kept page sent as it is needs none, and a pool's Get
+	// and Put were a fifth of such an answer's own work.
 	var (
+		bufs      *buffers
 		status, n int
 		wrote     bool // the response header may be out
 	)
 	defer func() {
 		v := recover()
-		if cap(bufs.body) <= maxPooledBuf && cap(bufs.z) <= maxPooledBuf {
+		if bufs != nil && cap(bufs.body) <= maxPooledBuf && cap(bufs.z) <= maxPooledBuf {
 			bufPool.Put(bufs)
 		}
 		if v != nil {
@@ -321,6 +324,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 	if hit != nil {
 		res, pageHdrs = result{body: hit.body, page: hit.page, total: hit.total}, hit.headerValues()
 	} else {
+		bufs = bufPool.Get().(*buffers)
 		res, err = h(call{ix: ix, r: r, ps: ps, pageSize: s.pageSize, stale: s.stale}, bufs.body[:0])
 		if res.appended {
 			bufs.body = res.body[:0] // take back what came out
@@ -374,6 +378,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ps httprouter.Par
 		wrote, status = true, http.StatusNotModified
 		w.WriteHeader(status)
 		return
+	}
+	if coding != identity && bufs == nil {
+		bufs = bufPool.Get().(*buffers)
 	}
 	switch {
 	case coding != identity && res.stale:
