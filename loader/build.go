@@ -194,7 +194,7 @@ func Build(opt BuildOptions) (Manifest, error) {
 			if cold != nil {
 				keep.holdFor(cves, cold, aliases)
 			}
-			early = startCVE5Read(records, keep)
+			early = startCVE5Read(records, keep, overlapGCPercent)
 			defer func() {
 				if early != nil {
 					early.cancel()

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"errors"
+	"runtime/debug"
 	"sync/atomic"
 )
 
@@ -20,6 +21,8 @@ type cve5Read struct {
 	recs  []*CVE5Record
 	infos []FileInfo
 	err   error
+	// restore puts GOGC back once the read is over (nil: unchanged).
+	restore func()
 }
 
 // errCVE5Stopped stops a cve5Read whose build has failed.
@@ -27,8 +30,18 @@ var errCVE5Stopped = errors.New("loader: reading the CVE JSON 5 records stopped"
 
 // startCVE5Read starts reading the records of paths, keeping of each what
 // keep keeps.
-func startCVE5Read(paths []string, keep *cve5Keep) *cve5Read {
+//
+// gcPercent (0: as it is) is the collector's GOGC while the read goes
+// on: the read and the pack beside it allocate on both cores at once,
+// over a live heap that holds the feeds' CVEs and the packed blocks, and
+// at the default of 100 the heap grew to twice that (a 400k build's
+// peak RSS 1.45 times NVD alone's instead of 1.08).
+func startCVE5Read(paths []string, keep *cve5Keep, gcPercent int) *cve5Read {
 	rd := &cve5Read{done: make(chan struct{})}
+	if gcPercent > 0 {
+		old := debug.SetGCPercent(gcPercent)
+		rd.restore = func() { debug.SetGCPercent(old) }
+	}
 	go func() {
 		defer close(rd.done)
 		rd.recs, rd.infos, rd.err = readCVE5FilesStopped(paths, keep, &rd.stop)
@@ -36,9 +49,14 @@ func startCVE5Read(paths []string, keep *cve5Keep) *cve5Read {
 	return rd
 }
 
+// overlapGCPercent is a full build's GOGC while its records are read
+// beside the pack (see startCVE5Read).
+var overlapGCPercent = 40
+
 // wait returns what readCVE5Files returns, once the reading is over.
 func (rd *cve5Read) wait() ([]*CVE5Record, []FileInfo, error) {
 	<-rd.done
+	rd.restoreGC()
 	recs, infos, err := rd.recs, rd.infos, rd.err
 	rd.recs, rd.infos = nil, nil
 	return recs, infos, err
@@ -49,5 +67,14 @@ func (rd *cve5Read) wait() ([]*CVE5Record, []FileInfo, error) {
 func (rd *cve5Read) cancel() {
 	rd.stop.Store(true)
 	<-rd.done
+	rd.restoreGC()
 	rd.recs, rd.infos = nil, nil
+}
+
+// restoreGC puts GOGC back as it was before the read, once.
+func (rd *cve5Read) restoreGC() {
+	if rd.restore != nil {
+		rd.restore()
+		rd.restore = nil
+	}
 }

@@ -69,7 +69,7 @@ func TestCVE5ReadCancel(t *testing.T) {
 		<-release
 	}
 	defer func() { cve5EntryHook = nil }()
-	rd := startCVE5Read([]string{path}, nil)
+	rd := startCVE5Read([]string{path}, nil, 0)
 	<-started
 	rd.stop.Store(true)
 	close(release)
