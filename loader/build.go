@@ -136,7 +136,6 @@ func Build(opt BuildOptions) (Manifest, error) {
 		carried  [][]byte   // by cves, the bodies carried over as stored (nil: none)
 		nvd      *nvdPacked
 		feedInfo []FileInfo
-		early    *cve5Read // the records, being read (nil: not yet)
 	)
 	inc, why, err := readFeedsIncremental(opt, feeds, records, aliases, aliasSum, enc, stage)
 	if err != nil {
@@ -187,20 +186,6 @@ func Build(opt BuildOptions) (Manifest, error) {
 		// twice what it held mid-read (at 100k, 410 MB instead of 590,
 		// which the pack, EPSS and ids phases would fill with garbage).
 		runtime.GC()
-		if len(records) > 0 {
-			// Read while NVD's records are packed and written, on the
-			// core that leaves idle (see cve5Read).
-			keep := keptOfCVE5(cves)
-			if cold != nil {
-				keep.holdFor(cves, cold, aliases)
-			}
-			early = startCVE5Read(records, keep, overlapGCPercent)
-			defer func() {
-				if early != nil {
-					early.cancel()
-				}
-			}()
-		}
 		nvd, err = nvdRecs.pack(enc, previousLayout(opt.Previous))
 		if err != nil {
 			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
@@ -250,18 +235,11 @@ func Build(opt BuildOptions) (Manifest, error) {
 			recordStamps = recordStampsOf(cves, recordFroms)
 		}
 	} else if len(records) > 0 {
-		var recs []*CVE5Record
-		var infos []FileInfo
-		if early != nil {
-			recs, infos, err = early.wait()
-			early = nil
-		} else {
-			keep := keptOfCVE5(cves)
-			if cold != nil {
-				keep.holdFor(cves, cold, aliases)
-			}
-			recs, infos, err = readCVE5Files(records, keep)
+		keep := keptOfCVE5(cves)
+		if cold != nil {
+			keep.holdFor(cves, cold, aliases)
 		}
+		recs, infos, err := readCVE5Files(records, keep)
 		if err != nil {
 			return Manifest{}, err
 		}

@@ -182,12 +182,6 @@ func ReadCVE5Files(paths []string) ([]*CVE5Record, []FileInfo, error) {
 // When keep holds the part kept (see cve5Keep.holdFor), its texts are
 // held in one index.HeldStore, in the order read.
 func readCVE5Files(paths []string, keep *cve5Keep) ([]*CVE5Record, []FileInfo, error) {
-	return readCVE5FilesStopped(paths, keep, nil)
-}
-
-// readCVE5FilesStopped is readCVE5Files, stopping with errCVE5Stopped
-// once stop (when not nil) is set (see cve5Read.cancel).
-func readCVE5FilesStopped(paths []string, keep *cve5Keep, stop *atomic.Bool) ([]*CVE5Record, []FileInfo, error) {
 	var all []*CVE5Record // in the order read
 	infos := make([]FileInfo, len(paths))
 	strs := newInterner()
@@ -200,9 +194,6 @@ func readCVE5FilesStopped(paths []string, keep *cve5Keep, stop *atomic.Bool) ([]
 	}
 	for i, p := range paths {
 		fi, err := readCVE5File(p, keep, func(r *CVE5Record) error {
-			if stop != nil && stop.Load() {
-				return errCVE5Stopped
-			}
 			r.Input = int32(i)
 			if held != nil && r.HeldText != nil {
 				r.Held, r.HeldText = held.Hold(*r.HeldText), nil
