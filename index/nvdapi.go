@@ -81,9 +81,33 @@ func CompareNVD(a, b *NVDFacts) int {
 	if c := cmp.Compare(nvdMillis(a.Published), nvdMillis(b.Published)); c != 0 {
 		return c
 	}
+	return compareNVDIDs(a, b)
+}
+
+// compareNVDIDs is CompareNVD's order of two records published at the
+// same time: by CVE year and number, then name.
+func compareNVDIDs(a, b *NVDFacts) int {
 	ay, an, _ := cveNumber(a.ID)
 	by, bn, _ := cveNumber(b.ID)
 	return cmp.Or(cmp.Compare(ay, by), cmp.Compare(an, bn), cmp.Compare(a.ID, b.ID))
+}
+
+// NVDOrder is the indexes of n records, facts(i) being record i's, in
+// CompareNVD's order. Each record's published time is parsed once, not
+// at each of the sort's comparisons (some 19 a record at 400k).
+func NVDOrder(n int, facts func(i int) *NVDFacts) []int {
+	order := make([]int, n)
+	published := make([]int64, n)
+	for i := range order {
+		order[i], published[i] = i, nvdMillis(facts(i).Published)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(published[a], published[b]); c != 0 {
+			return c
+		}
+		return compareNVDIDs(facts(a), facts(b))
+	})
+	return order
 }
 
 // nvdMillis is an NVD timestamp in Unix milliseconds, 0 when it is not one.
@@ -151,11 +175,7 @@ func PackNVDFrom(facts []NVDFacts, raw func(i int, dst []byte) ([]byte, error), 
 }
 
 func packNVD(facts []NVDFacts, raw func(i int, dst []byte) ([]byte, error), enc *zstd.Encoder, per int) (*PackedNVD, error) {
-	order := make([]int, len(facts))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return CompareNVD(&facts[a], &facts[b]) })
+	order := NVDOrder(len(facts), func(i int) *NVDFacts { return &facts[i] })
 	p := &PackedNVD{Facts: make([]NVDFacts, len(facts))}
 	for i, o := range order {
 		if i > 0 && facts[order[i-1]].ID == facts[o].ID {

@@ -26,7 +26,6 @@ package loader
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -513,22 +512,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	}
 
 	// nvd.zst's order, and the blocks that are as they were.
-	order := make([]int, len(wins))
-	for i := range order {
-		order[i] = i
-	}
-	// CompareNVD's order, its first key (the published time, which it
-	// parses at each comparison) parsed once per record.
-	published := make([]int64, len(wins))
-	for i := range wins {
-		published[i] = nvdMillisOf(wins[i].facts.Published)
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(published[a], published[b]); c != 0 {
-			return c
-		}
-		return index.CompareNVD(wins[a].facts, wins[b].facts)
-	})
+	order := index.NVDOrder(len(wins), func(i int) *index.NVDFacts { return wins[i].facts })
 	// Laid out over the previous snapshot's records (the carried ones
 	// keep their places: see nvdlayout.go), or compactly, each block of
 	// the previous snapshot that holds the records of a block as they
@@ -764,16 +748,6 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	}
 	return &incrementalFeeds{cves: cvesByName(func(i int) string { return names[i] }, cves, bodies), bodies: bodies, records: recs, nvd: &nvdPacked{PackedNVD: p, from: from}, infos: infos, prev: snap,
 		changed: len(changed), carried: carried, remapped: int(remapped.Load()), kept: kept, known: known}, "", nil
-}
-
-// nvdMillisOf is an NVD timestamp in Unix milliseconds, 0 when it is
-// not one: CompareNVD's first key.
-func nvdMillisOf(s string) int64 {
-	t, err := index.ParseNVDTime(s)
-	if err != nil {
-		return 0
-	}
-	return t.UnixMilli()
 }
 
 // cvesByName are the CVEs of the winners (cves in the order of wins)

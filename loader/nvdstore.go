@@ -135,11 +135,7 @@ func (n *nvdRecords) pack(enc *zstd.Encoder, prev *previousNVD) (*nvdPacked, err
 		return dec.DecodeAll(*bp, dst)
 	}
 	if prev != nil {
-		order := make([]int, len(n.facts))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return index.CompareNVD(&n.facts[a], &n.facts[b]) })
+		order := index.NVDOrder(len(n.facts), func(i int) *index.NVDFacts { return &n.facts[i] })
 		p, kept, err := overlayRecords(prev, n.facts, order, raw, enc)
 		if err != nil {
 			return nil, err
