@@ -225,11 +225,8 @@ func (b *DetailsBuilder) addHeldFrom(c *CVE, f *heldFrom, ref *detailRef) error 
 	}
 	switch {
 	case f.ownKeys && len(f.keys) > 0:
-		if len(c.CPEs) > 0 {
-			return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
-		}
-		if !validEntryKeys(string(f.keys), f.entries) {
-			return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, f.keys)
+		if err := checkEntryKeys(c, string(f.keys), f.entries); err != nil {
+			return err
 		}
 		ref.keys = b.internBytes(f.keys)
 	case !f.ownKeys && r.keys != 0:

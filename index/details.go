@@ -238,12 +238,9 @@ func (b *DetailsBuilder) Add(c *CVE) error {
 		ref.ssvc = b.intern(string(encode(c.SSVC)))
 	}
 	if len(c.EntryKeys) > 0 {
-		if len(c.CPEs) > 0 {
-			return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
-		}
 		text := string(appendEntryKeys(nil, c.EntryKeys))
-		if !validEntryKeys(text, len(c.Affected)) {
-			return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, text)
+		if err := checkEntryKeys(c, text, len(c.Affected)); err != nil {
+			return err
 		}
 		ref.keys = b.intern(text)
 	}
@@ -296,13 +293,23 @@ func (b *DetailsBuilder) addHeldTexts(c *CVE, h *HeldDetails, ref *detailRef) er
 		ref.ssvc = internPart(ssvc)
 	}
 	if len(keys) > 0 {
-		if len(c.CPEs) > 0 {
-			return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
-		}
-		if !validEntryKeys(string(keys), n) {
-			return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
+		if err := checkEntryKeys(c, string(keys), n); err != nil {
+			return err
 		}
 		ref.keys = internPart(keys)
+	}
+	return nil
+}
+
+// checkEntryKeys checks keys, the stored form of c's entry keys, made of
+// its n affected entries: a CVE whose vendors and products come from
+// NVD's CPEs takes none of its entries.
+func checkEntryKeys(c *CVE, keys string, n int) error {
+	if len(c.CPEs) > 0 {
+		return fmt.Errorf("%s: vendors and products from affected entries, but NVD's CPEs too", c.Name)
+	}
+	if !validEntryKeys(keys, n) {
+		return fmt.Errorf("%s: bad vendors and products from affected entries %q", c.Name, keys)
 	}
 	return nil
 }
