@@ -227,10 +227,14 @@ build() { # build KIND ROUND
 	cpu=$(echo "$user + $sys" | bc)
 	B_WALL[$kind]+="$wall " B_RSS[$kind]+="$((kb / 1024)) " B_CPU[$kind]+="$cpu "
 	if [[ $kind == records ]]; then
-		# The stage that reads the records (vulnd build's stderr).
-		read=$(sed -n 's/^vulnd build: read CVE JSON 5 records: \([^ ]*\) .*/\1/p' "$WORK/build-$kind.log")
-		read=$(seconds "$read") || read=
-		B_READ[$kind]+="${read:-0} "
+		# The stages that read the records (vulnd build's stderr): on
+		# more than one core, what is left of their read once the
+		# feeds are read ("... beside the feeds"), then their merge.
+		read=0
+		while read -r d; do
+			d=$(seconds "$d") && read=$(echo "$read + $d" | bc)
+		done < <(sed -n 's/^vulnd build: read CVE JSON 5 records\( beside the feeds\)\{0,1\}: \([^ ]*\) .*/\2/p' "$WORK/build-$kind.log")
+		B_READ[$kind]+="$read "
 	fi
 	say "build $r $kind: ${wall}s (CPU ${cpu}s), peak RSS $((kb / 1024)) MB${read:+, records read in ${read}s} ($(grep '^wrote' "$WORK/build-$kind.log" || true))"
 }
@@ -356,7 +360,7 @@ sum() { tr ' ' '+' <<<"$1" | sed 's/+$//' | bc; }
 	row "load time" s %.3f "${L_SEC[nvd]}" "${L_SEC[records]}"
 	row "RSS after load" MB %.0f "${L_RSS[nvd]}" "${L_RSS[records]}"
 	echo
-	printf 'Build CPU time (user + sys): %.2f s / %.2f s (nvd / records), %.3f; CPU time over wall time (the cores a build kept busy, of %s): %.2f / %.2f; the records build'"'"'s stage "read CVE JSON 5 records": %.2f s.\n' \
+	printf 'Build CPU time (user + sys): %.2f s / %.2f s (nvd / records), %.3f; CPU time over wall time (the cores a build kept busy, of %s): %.2f / %.2f; the records build'"'"'s stages "read CVE JSON 5 records" (beside the feeds and after): %.2f s.\n' \
 		"$(med "${B_CPU[nvd]}")" "$(med "${B_CPU[records]}")" "$(ratio "$(med "${B_CPU[records]}")" "$(med "${B_CPU[nvd]}")")" "$(cpu_count "$SCALE_BUILD_CPUS")" \
 		"$(ratio "$(med "${B_CPU[nvd]}")" "$(med "${B_WALL[nvd]}")")" "$(ratio "$(med "${B_CPU[records]}")" "$(med "${B_WALL[records]}")")" "$(med "${B_READ[records]}")"
 	echo

@@ -62,6 +62,23 @@ type HeldDetails struct {
 	from *heldFrom
 }
 
+// WithoutKeys returns what h holds without its entry keys (nil when
+// nothing else is left): the texts of a CVE whose record was held before
+// it was known that NVD's configurations give it its CPEs, which leave
+// it no entry keys. Only for texts held in a HeldStore: h itself when it
+// names a previous Details' texts.
+func (h *HeldDetails) WithoutKeys() *HeldDetails {
+	if h == nil || h.from != nil || h.keys == h.size {
+		return h
+	}
+	if h.keys == 0 {
+		return nil
+	}
+	w := *h
+	w.size = w.keys
+	return &w
+}
+
 // heldBlockSize is the size at which a HeldStore compresses its open
 // block: a read decodes one (some microseconds).
 const heldBlockSize = 64 << 10

@@ -76,6 +76,8 @@ type CVE5Record struct {
 	// product key may come from its packageName (keyByPackageName).
 	Input     int32
 	ByPackage bool
+	// loc is where the record was read in its file (see cve5Loc).
+	loc cve5Loc
 }
 
 // Summary is the record's summary as the decisions give it: the first
@@ -218,7 +220,7 @@ func (k *cve5Keep) hold(r *CVE5Record) *CVE5Record {
 // keptPart is the part kept of the record r of a CVE of NVD.
 func keptPart(r *CVE5Record) *CVE5Record {
 	return &CVE5Record{ID: r.ID, State: r.State, Published: r.Published, Updated: r.Updated, Modified: r.Modified,
-		Affected: r.Affected, SSVC: r.SSVC}
+		Affected: r.Affected, SSVC: r.SSVC, loc: r.loc}
 }
 
 // MergeCVE5 adds rec to byID, where two records of one CVE meet: the later

@@ -240,6 +240,63 @@ func mergeCVE5Sorted(recs []*CVE5Record) []*CVE5Record {
 // which is read at random and so never a pipe). emit is given only what
 // keep keeps of each record (nil keep: all of it).
 func readCVE5File(path string, keep *cve5Keep, emit func(*CVE5Record) error) (FileInfo, error) {
+	return (&cve5Reader{keep: keep}).file(path, emit)
+}
+
+// cve5Reader is how a build reads record files: what it keeps of each
+// record, on how many cores, and which records.
+type cve5Reader struct {
+	keep *cve5Keep
+	// workers, when set, is how many goroutines decode the files of a
+	// zip archive, read anew for each batch (a build reading its records
+	// beside NVD's feeds gives them the core the feeds leave, then every
+	// core once the feeds are read); nil: every core.
+	workers *atomic.Int32
+	// want, when set, is the records to read (see cve5Want): only the
+	// zip entries that hold them are opened, and only they are emitted.
+	want cve5Want
+}
+
+// cve5Loc is where a record was read in its file: the files of the zip
+// archives it is in, from the outermost (each its place among the
+// archive's files, from 1; 0: none), and its place among the records of
+// its file or entry (from 0). Two records of one file never share one.
+type cve5Loc struct {
+	entry [maxCVE5ZipDepth]int32
+	k     int32
+}
+
+// cve5Want is a set of records by cve5Loc, with every archive's file
+// that leads to one (k -1, the entries after it 0).
+type cve5Want map[cve5Loc]struct{}
+
+func (w cve5Want) add(l cve5Loc) {
+	w[l] = struct{}{}
+	p := cve5Loc{k: -1}
+	for d := 0; d < maxCVE5ZipDepth && l.entry[d] != 0; d++ {
+		p.entry[d] = l.entry[d]
+		w[p] = struct{}{}
+	}
+}
+
+// wants reports whether w is every record or holds l.
+func (w cve5Want) wants(l cve5Loc) bool {
+	if w == nil {
+		return true
+	}
+	_, ok := w[l]
+	return ok
+}
+
+// entry is the loc of file i (from 0) of the archive at depth within
+// the file or archive at.
+func (l cve5Loc) at(depth, i int) cve5Loc {
+	l.entry[depth], l.k = int32(i+1), -1
+	return l
+}
+
+// file is readCVE5File.
+func (rd *cve5Reader) file(path string, emit func(*CVE5Record) error) (FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return FileInfo{}, fmt.Errorf("loader: %w", err)
@@ -253,7 +310,7 @@ func readCVE5File(path string, keep *cve5Keep, emit func(*CVE5Record) error) (Fi
 		// whole for its hash (a tenth of a second per 100k records).
 		ra := newReadAhead(f, size)
 		ra.hash = in.raw.h
-		if err := readCVE5Zip(ra, size, path, 0, keep, emit); err != nil {
+		if err := rd.zip(ra, size, path, 0, cve5Loc{k: -1}, emit); err != nil {
 			return FileInfo{}, err
 		}
 		if _, err := f.Seek(ra.hashed, io.SeekStart); err != nil {
@@ -267,10 +324,24 @@ func readCVE5File(path string, keep *cve5Keep, emit func(*CVE5Record) error) (Fi
 		return FileInfo{}, err
 	}
 	in.r, in.closers = rc, []io.Closer{rc, f}
-	if _, err := decodeCVE5Kept(in, path, "", false, keep, emit); err != nil {
+	if _, err := decodeCVE5Kept(in, path, "", false, rd.keep, rd.placed(cve5Loc{}, emit)); err != nil {
 		return FileInfo{}, err
 	}
 	return in.Sum()
+}
+
+// placed returns emit giving each record its place among those of the
+// file or entry at (which it counts) and passing on those rd wants.
+func (rd *cve5Reader) placed(at cve5Loc, emit func(*CVE5Record) error) func(*CVE5Record) error {
+	at.k = 0
+	return func(r *CVE5Record) error {
+		r.loc = at
+		at.k++
+		if !rd.want.wants(r.loc) {
+			return nil
+		}
+		return emit(r)
+	}
 }
 
 // cve5Batch is how many files of a zip archive are decoded at once, on
@@ -301,6 +372,13 @@ var cve5EntryHook func()
 // that order is the one reported, and nothing after it is emitted. A zip
 // archive inside it is read when its turn comes.
 func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5Keep, emit func(*CVE5Record) error) error {
+	return (&cve5Reader{keep: keep}).zip(ra, size, name, depth, cve5Loc{k: -1}, emit)
+}
+
+// zip is readCVE5Zip, the archive being at within its file; of its files
+// only those that lead to a record rd wants are opened.
+func (rd *cve5Reader) zip(ra io.ReaderAt, size int64, name string, depth int, at cve5Loc, emit func(*CVE5Record) error) error {
+	keep := rd.keep
 	if _, ok := ra.(*readAhead); !ok && depth == 0 {
 		ra = newReadAhead(ra, size)
 	}
@@ -310,12 +388,21 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 		return fmt.Errorf("loader: open %s: %w", name, err)
 	}
 	zr.RegisterDecompressor(zip.Deflate, newInflater)
-	var files []*zip.File
+	// files are the archive's files, each with its loc (its place among
+	// them all): those rd wants.
+	var (
+		files []*zip.File
+		locs  []cve5Loc
+	)
+	i := 0
 	for _, zf := range zr.File {
 		if zf.FileInfo().IsDir() || !zf.Mode().IsRegular() {
 			continue
 		}
-		files = append(files, zf)
+		if l := at.at(depth, i); rd.want.wants(l) {
+			files, locs = append(files, zf), append(locs, l)
+		}
+		i++
 	}
 	stream := func(entry string, emit func(*CVE5Record) error) func(io.Reader) error {
 		return func(r io.Reader) error {
@@ -323,11 +410,14 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 			return err
 		}
 	}
-	// decode starts decoding the files of batch on every core; wait
-	// waits for them.
-	workers := runtime.GOMAXPROCS(0)
-	decode := func(batch []*zip.File) (results []zipEntryRecords, wait func()) {
+	// decode starts decoding the files of batch (the lo-th on) on every
+	// core; wait waits for them.
+	decode := func(batch []*zip.File, lo int) (results []zipEntryRecords, wait func()) {
 		results = make([]zipEntryRecords, len(batch))
+		workers := runtime.GOMAXPROCS(0)
+		if rd.workers != nil {
+			workers = max(1, int(rd.workers.Load()))
+		}
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		for range min(workers, len(batch)) {
@@ -343,23 +433,24 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 						cve5EntryHook()
 					}
 					res := &results[i]
-					res.err = openZipFile(ra, batch[i], depth, nil, stream(batch[i].Name, func(r *CVE5Record) error {
+					res.err = openZipFile(ra, batch[i], depth, nil, stream(batch[i].Name, rd.placed(locs[lo+i], func(r *CVE5Record) error {
 						res.recs = append(res.recs, r)
 						return nil
-					}))
+					})))
 				}
 			}()
 		}
 		return results, wg.Wait
 	}
 	// pass passes on the records of batch in archive order.
-	pass := func(batch []*zip.File, results []zipEntryRecords) error {
+	pass := func(batch []*zip.File, lo int, results []zipEntryRecords) error {
 		for i, zf := range batch {
 			err := results[i].err
 			if err == errNestedZip {
+				l := locs[lo+i]
 				err = openZipFile(ra, zf, depth, func(inner io.ReaderAt, size int64) error {
-					return readCVE5Zip(inner, size, name+":"+zf.Name, depth+1, keep, emit)
-				}, stream(zf.Name, emit))
+					return rd.zip(inner, size, name+":"+zf.Name, depth+1, l, emit)
+				}, stream(zf.Name, rd.placed(l, emit)))
 			}
 			if err != nil {
 				var ie *inputError
@@ -379,12 +470,13 @@ func readCVE5Zip(ra io.ReaderAt, size int64, name string, depth int, keep *cve5K
 	// The next batch is decoded while one is passed on.
 	batchAt := func(lo int) []*zip.File { return files[lo:min(lo+cve5Batch, len(files))] }
 	batch := batchAt(0)
-	results, wait := decode(batch)
+	results, wait := decode(batch, 0)
 	for lo := 0; lo < len(files); lo += cve5Batch {
 		wait()
-		next := batchAt(min(lo+cve5Batch, len(files)))
-		nextResults, nextWait := decode(next)
-		if err := pass(batch, results); err != nil {
+		nextLo := min(lo+cve5Batch, len(files))
+		next := batchAt(nextLo)
+		nextResults, nextWait := decode(next, nextLo)
+		if err := pass(batch, lo, results); err != nil {
 			nextWait()
 			return err
 		}
