@@ -71,12 +71,17 @@ func (m *Main) warm(ix *index.Index) {
 		}
 		m.Log.Debug("vendor and product tables made", "duration", time.Since(start).Round(time.Millisecond))
 		n := ix.WarmVersionTables(warmMinCVEs, func() bool { return m.closed.Load() || m.cur.Load() != ix })
-		m.Log.Debug("version tables built", "products", n, "min_cves", warmMinCVEs, "duration", time.Since(start).Round(time.Millisecond))
-		if n > 0 && !m.closed.Load() && m.cur.Load() == ix {
+		if m.closed.Load() || m.cur.Load() != ix {
+			return // replaced or closing: stopped
+		}
+		if n > 0 {
 			// Building them left garbage (28 MB at 100k CVEs with JSON 5
 			// records) that settleMemory, run before, did not see: hand
 			// it back now rather than at the next collection.
 			debug.FreeOSMemory()
 		}
+		// From here on the process holds what it serves with: the line
+		// to wait for before reading its memory.
+		m.Log.Info("warm-up done", "id", ix.Meta().ID, "products", n, "min_cves", warmMinCVEs, "duration", time.Since(start).Round(time.Millisecond))
 	}()
 }

@@ -247,6 +247,8 @@ func TestBinarySignals(t *testing.T) {
 			}
 		}
 	}
+	// The warm-up after the load says when it is over.
+	waitFor(t, &logs, `"msg":"warm-up done"`)
 	for _, p := range []string{"/healthz", "/readyz"} {
 		if code, body := adminGet(p); code != 200 {
 			t.Errorf("%s: %d %s", p, code, body)
