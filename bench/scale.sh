@@ -13,8 +13,10 @@
 #    SCALE_EPSS=0, so the two differ by the records alone.
 # 2. Loads each snapshot SCALE_LOADS times, alternated: `vulnd serve`
 #    pinned to SCALE_CPU; the load time is the duration of its "snapshot
-#    loaded" log line, the RSS VmRSS SCALE_SETTLE seconds after /readyz
-#    (on the admin listener) answered 200.
+#    loaded" log line, the RSS VmRSS SCALE_SETTLE seconds after its
+#    "warm-up done" line (the vendor, product and ?version= tables built
+#    after /readyz answers, and their garbage handed back: read before,
+#    the RSS caught the warm-up's peak at 400k).
 # 3. Picks with bench/scalepick, in the records snapshot, a product whose
 #    CVEs come mostly from the records' entries and one of similar size
 #    whose CVEs come from NVD's CPEs, at versions matching a similar
@@ -41,7 +43,8 @@
 #                           builds; 0: in neither
 #   SCALE_BUILDS [3]        builds of each snapshot (medians)
 #   SCALE_LOADS [3]         loads of each snapshot (medians)
-#   SCALE_SETTLE [3]        seconds from /readyz to reading VmRSS
+#   SCALE_SETTLE [1]        seconds from serve's "warm-up done" line to
+#                           reading VmRSS
 #   SCALE_CPU [0]           CPU of vulnd serve (loads and ?version=)
 #   SCALE_BUILD_CPUS [0]    CPUs of vulnd build (taskset -c list: 0,1
 #                           gives both builds both cores of this machine)
@@ -71,7 +74,7 @@ SCALE_DATA=${SCALE_DATA:-}
 SCALE_EPSS=${SCALE_EPSS:-1}
 SCALE_BUILDS=${SCALE_BUILDS:-3}
 SCALE_LOADS=${SCALE_LOADS:-3}
-SCALE_SETTLE=${SCALE_SETTLE:-3}
+SCALE_SETTLE=${SCALE_SETTLE:-1}
 SCALE_CPU=${SCALE_CPU:-0}
 SCALE_BUILD_CPUS=${SCALE_BUILD_CPUS:-0}
 SCALE_CLIENT_CPU=${SCALE_CLIENT_CPU:-1}
@@ -282,11 +285,18 @@ for ((r = 1; r <= SCALE_LOADS; r++)); do
 		line=$(grep 'msg="snapshot loaded"' "$log" | head -1)
 		dur=$(sed -n 's/.* duration=\([^ ]*\).*/\1/p' <<<"$line")
 		sec=$(seconds "$dur") || die "cannot read the load duration '$dur' of: $line"
+		for ((i = 0; i < SCALE_READY_TIMEOUT * 20; i++)); do
+			grep -q 'msg="warm-up done"' "$log" && break
+			kill -0 "$VPID" 2>/dev/null || die "vulnd serve ($kind) exited: $(tail -3 "$log")"
+			sleep 0.05
+		done
+		grep -q 'msg="warm-up done"' "$log" || die "vulnd serve ($kind): no \"warm-up done\" line after SCALE_READY_TIMEOUT=${SCALE_READY_TIMEOUT}s"
+		warm=$(printf '%.2f' "$(echo "$(date +%s.%N) - $T0" | bc)")
 		sleep "$SCALE_SETTLE"
 		rss=$(($(rss_kb "$VPID") / 1024)) hwm=$(($(hwm_kb "$VPID") / 1024))
 		unserve
 		L_SEC[$kind]+="$sec " L_RSS[$kind]+="$rss " L_HWM[$kind]+="$hwm " L_READY[$kind]+="$ready "
-		say "load $r $kind: loaded in $dur (ready after ${ready}s), RSS $rss MB after ${SCALE_SETTLE}s, peak $hwm MB"
+		say "load $r $kind: loaded in $dur (ready after ${ready}s, warm after ${warm}s), RSS $rss MB ${SCALE_SETTLE}s after, peak $hwm MB"
 	done
 done
 
@@ -350,7 +360,7 @@ sum() { tr ' ' '+' <<<"$1" | sed 's/+$//' | bc; }
 	echo "Machine: $(nproc) CPUs ($(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the start $LOADAVG_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo "Software: vulnd $(bin_commit "$BIN"), $(go version | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)."
 	echo "Data: $(cves_of records) CVEs, $([[ -n $SCALE_DATA ]] && echo "bench/synth -cve5's output in $SCALE_DATA" || echo "\`bench/synth -cves $SCALE_CVES -seed 1 -cve5\`"): feeds $feeds_mb MB, cves.zip $zip_mb MB. nvd = the feeds alone ($(counts_of nvd)); records = the feeds and cves.zip ($(counts_of records)); $EPSS_DESC."
-	echo "Builds: $SCALE_BUILDS of each, alternated, pinned to CPUs $SCALE_BUILD_CPUS (SCALE_BUILD_CPUS: $(cpu_count "$SCALE_BUILD_CPUS") of the machine's $(nproc), so GOMAXPROCS $(cpu_count "$SCALE_BUILD_CPUS")); wall time, CPU time (user + sys) and peak RSS (maximum resident set) from /usr/bin/time. Loads: $SCALE_LOADS of each, alternated, \`vulnd serve\` pinned to CPU $SCALE_CPU; load time from its \"snapshot loaded\" line (duration=), RSS (VmRSS) ${SCALE_SETTLE}s after /readyz answered. Medians."
+	echo "Builds: $SCALE_BUILDS of each, alternated, pinned to CPUs $SCALE_BUILD_CPUS (SCALE_BUILD_CPUS: $(cpu_count "$SCALE_BUILD_CPUS") of the machine's $(nproc), so GOMAXPROCS $(cpu_count "$SCALE_BUILD_CPUS")); wall time, CPU time (user + sys) and peak RSS (maximum resident set) from /usr/bin/time. Loads: $SCALE_LOADS of each, alternated, \`vulnd serve\` pinned to CPU $SCALE_CPU; load time from its \"snapshot loaded\" line (duration=), RSS (VmRSS) ${SCALE_SETTLE}s after its \"warm-up done\" line. Medians."
 	echo "Command: \`${settings[*]} make bench-scale\` (took $((($(date +%s) - START) / 60))m$((($(date +%s) - START) % 60))s)."
 	echo
 	echo "| measure | nvd | records | records/nvd | budget 1.15 |"
