@@ -2,14 +2,11 @@ package loader
 
 import (
 	"bytes"
-	"encoding/json"
-	"github.com/vulnd/vulnd/index"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/vulnd/vulnd/index"
 )
 
 // FuzzDecodeCVE5 feeds the record reader arbitrary bytes, as a file of
@@ -23,19 +20,7 @@ func FuzzDecodeCVE5(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	for _, name := range []string{"cvelistV5-sample.json.gz", "vulnrichment-sample.json.gz"} {
-		file, err := os.Open(cve5Sample(f, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		zr, err := gzip.NewReader(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		var recs []json.RawMessage
-		if err := json.NewDecoder(zr).Decode(&recs); err != nil {
-			f.Fatal(err)
-		}
-		file.Close()
+		recs := sampleCVE5(f, name)
 		for i := 0; i < len(recs); i += 10 {
 			f.Add([]byte(recs[i]))
 		}

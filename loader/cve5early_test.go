@@ -14,11 +14,11 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// sampleCVE5 are the records of the cvelistV5 sample of ../shared/data,
-// each as written there.
-func sampleCVE5(t *testing.T) []string {
+// sampleCVE5 are the records of the sample name of ../shared/data/cve5
+// (an array, gzipped), each as written there.
+func sampleCVE5(t testing.TB, name string) []string {
 	t.Helper()
-	f, err := os.Open(sharedPath(t, "cve5/cvelistV5-sample.json.gz"))
+	f, err := os.Open(cve5Sample(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func restamped(t *testing.T, rec, id, updated string) string {
 // of a zip inside a deflated zip and of one inside a stored zip, an array
 // in such a file, a .gz array, a lone record), some of them twice.
 func earlyInputs(t *testing.T, dir string) []string {
-	recs := sampleCVE5(t)
+	recs := sampleCVE5(t, "cvelistV5-sample.json.gz")
 	if len(recs) < 10 {
 		t.Fatalf("%d sample records", len(recs))
 	}
