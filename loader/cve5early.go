@@ -29,8 +29,9 @@ import (
 // the archive files that hold such records opened.
 type cve5Early struct {
 	paths []string
-	// workers is how many goroutines decode an archive's files: one
-	// while the feeds are read, every core after.
+	// workers is how many goroutines decode an archive's files: every
+	// core but the one the feeds' read takes while it lasts, every core
+	// after.
 	workers atomic.Int32
 	stop    atomic.Bool
 	done    chan struct{}
@@ -77,7 +78,7 @@ var errCVE5Stopped = errors.New("loader: the read of CVE JSON 5 records was stop
 // with the aliases given.
 func readCVE5Early(paths []string, aliases *Aliases) *cve5Early {
 	e := &cve5Early{paths: paths, done: make(chan struct{})}
-	e.workers.Store(1)
+	e.workers.Store(int32(max(1, runtime.GOMAXPROCS(0)-1)))
 	go func() {
 		defer close(e.done)
 		e.err = e.read(aliases)
