@@ -318,31 +318,41 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	// stored, and carried over as such, when this vulnd writes them so
 	// (a snapshot of its own format, which Validate checks to hold the
 	// bodies this vulnd encodes); only those of the CVEs that changed
-	// are decoded, for the diff.
-	snap, err := readPrevious(opt.Previous)
-	if err != nil {
-		return nil, "", nil // the full build says what is wrong
-	}
-	if snap.ID != prevID {
-		return nil, "the previous snapshot changed while it was read", nil
-	}
-	if m.Version != writeVersion {
-		if err := snap.decodeAll(); err != nil {
-			return nil, "", nil
+	// are decoded, for the diff. It is read while the changed feeds are
+	// (below), which need only nvd.zst's facts: the two were a second
+	// of the main goroutine's work each, one after the other, at 400k.
+	var (
+		snap     *Snapshot
+		snapErr  error
+		prevCVE  map[string]int
+		snapRead = make(chan struct{})
+	)
+	go func() {
+		defer close(snapRead)
+		if snap, snapErr = readPrevious(opt.Previous); snapErr != nil {
+			return
 		}
-	}
-	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports"))
-	// From here, a build that reads every feed has the previous snapshot
-	// read already, whole.
-	fallback := func(why string) (*incrementalFeeds, string, error) {
-		if err := snap.decodeAll(); err != nil {
-			return nil, "", nil // the full build says what is wrong
+		prevCVE = make(map[string]int, len(snap.Data.CVEs))
+		for i := range snap.Data.CVEs {
+			prevCVE[snap.Data.CVEs[i].Name] = i
 		}
-		return &incrementalFeeds{prev: snap, fallback: true}, why, nil
-	}
-	prevCVE := make(map[string]int, len(snap.Data.CVEs))
-	for i := range snap.Data.CVEs {
-		prevCVE[snap.Data.CVEs[i].Name] = i
+	}()
+	// waitSnap waits for the previous snapshot and says why the build
+	// cannot go on with it ("": it can; "-": the full build says what
+	// is wrong).
+	waitSnap := func() string {
+		<-snapRead
+		switch {
+		case snapErr != nil:
+			return "-"
+		case snap.ID != prevID:
+			return "the previous snapshot changed while it was read"
+		case m.Version != writeVersion:
+			if err := snap.decodeAll(); err != nil {
+				return "-"
+			}
+		}
+		return ""
 	}
 
 	// The records of the previous snapshot by their bytes, when the
@@ -353,7 +363,14 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	var byHash map[recHash]int
 	if changedBytes, all := feedBytes(infos, changed); changedBytes > all/10 {
 		if prevHash, err = prev.hashes(); err != nil {
-			return nil, "", err
+			switch why := waitSnap(); why {
+			case "":
+				return nil, "", err
+			case "-":
+				return nil, "", nil // the full build says what is wrong
+			default:
+				return nil, why, nil
+			}
 		}
 		byHash = make(map[recHash]int, len(prevHash))
 		for j, h := range prevHash {
@@ -365,10 +382,10 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	// The changed feeds, in order, as readFeeds reads them.
 	byID := map[string]*feedWinner{}
 	known := 0 // records of them not decoded
+	var knownErr, feedErr error
 	for _, i := range changed {
 		at := int32(pos[i])
 		var isKnown func(raw []byte) bool
-		var knownErr error
 		if byHash != nil {
 			isKnown = func(raw []byte) bool {
 				h := recordHash(raw)
@@ -407,12 +424,38 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return nil
 		})
 		if err != nil {
-			return nil, "", err
+			feedErr = err
+			break
 		}
 		if knownErr != nil {
-			return fallback(fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr))
+			break
 		}
 		infos[i] = fi
+	}
+	// The previous snapshot's problems first, as when it was read
+	// before the feeds.
+	switch why := waitSnap(); why {
+	case "":
+	case "-":
+		return nil, "", nil // the full build says what is wrong
+	default:
+		return nil, why, nil
+	}
+	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports")+
+		" (and the changed feeds, meanwhile)")
+	// From here, a build that reads every feed has the previous snapshot
+	// read already, whole.
+	fallback := func(why string) (*incrementalFeeds, string, error) {
+		if err := snap.decodeAll(); err != nil {
+			return nil, "", nil // the full build says what is wrong
+		}
+		return &incrementalFeeds{prev: snap, fallback: true}, why, nil
+	}
+	if feedErr != nil {
+		return nil, "", feedErr
+	}
+	if knownErr != nil {
+		return fallback(fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr))
 	}
 
 	// Each CVE's winner: carried over (prev index) or read now.
