@@ -294,7 +294,11 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
-	entries, err := decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
+	// Laid out over a previous snapshot's bodies, those copied as
+	// stored are scanned as they were decoded when it was read (see
+	// entriesOver).
+	entries, err := entriesOver(tmp, m.Files[keyCVEs], lay, base, dec)
+	base = nil
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
