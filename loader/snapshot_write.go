@@ -239,16 +239,53 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			line func(int) ([]byte, error)
 		}{keyEPSS, epss.Len(), func(i int) ([]byte, error) { return epss.appendLine(nil, i), nil }})
 	}
-	for _, f := range files {
+	// The text table (180 MB at 400k with records, most of the time
+	// of these files: compressed, and in a refresh the previous table
+	// decoded first) is written on a goroutine of its own while the
+	// others are made (their lines, the metrics' and reports' JSON,
+	// take one goroutine's time); an error is the first file's in the
+	// list's order, as when they were written one after the other.
+	type written struct {
+		fi  FileInfo
+		err error
+	}
+	results := make([]written, len(files))
+	var textsDone chan struct{}
+	for k, f := range files {
 		name := dataFiles[f.key]
 		if f.key == keyEPSS {
 			name = fileEPSS
 		}
-		fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
-		if err != nil {
-			return m, fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
+		write := func() {
+			fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
+			if err != nil {
+				err = fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
+			}
+			results[k] = written{fi, err}
 		}
-		m.Files[f.key] = fi
+		if f.key == keyStrings {
+			textsDone = make(chan struct{})
+			go func() {
+				defer close(textsDone)
+				write()
+			}()
+			continue
+		}
+		if write(); results[k].err != nil {
+			break
+		}
+	}
+	if textsDone != nil {
+		<-textsDone
+	}
+	for k, f := range files {
+		if results[k].err != nil {
+			return m, results[k].err
+		}
+		if results[k].fi.Name == "" {
+			break // not written: an earlier file failed
+		}
+		m.Files[f.key] = results[k].fi
 	}
 	files, withMetrics = nil, nil
 	if recs.texts != nil {
