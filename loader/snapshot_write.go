@@ -174,6 +174,35 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
 	carried = nil
+	// Laid out over a previous snapshot's bodies, the index's entries
+	// are made while the other files are written: those copied as stored
+	// are scanned as they were decoded when it was read, the others
+	// decoded from the chunks written after them (see entriesOver), which
+	// takes little memory more. Otherwise the whole file is decoded once
+	// the build's CVEs are let go (below).
+	type entriesRead struct {
+		entries []index.CVEEntry
+		err     error
+	}
+	var early chan entriesRead
+	if base != nil {
+		early = make(chan entriesRead, 1)
+		go func(fi FileInfo, base *cvesBase) {
+			dec, err := decoder()
+			if err != nil {
+				early <- entriesRead{nil, fmt.Errorf("zstd: %w", err)}
+				return
+			}
+			e, err := entriesOver(tmp, fi, lay, base, dec)
+			early <- entriesRead{e, err}
+		}(m.Files[keyCVEs], base)
+		defer func() {
+			if early != nil {
+				<-early // nothing left running on an error return
+			}
+		}()
+		base = nil
+	}
 	writePhase("bodies written")
 	// The details are built once the bodies are written, in their order:
 	// the texts they hold whole (the affected entries' JSON of CVE JSON 5
@@ -331,11 +360,14 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
-	// Laid out over a previous snapshot's bodies, those copied as
-	// stored are scanned as they were decoded when it was read (see
-	// entriesOver).
-	entries, err := entriesOver(tmp, m.Files[keyCVEs], lay, base, dec)
-	base = nil
+	var entries []index.CVEEntry
+	if early != nil {
+		r := <-early
+		early = nil
+		entries, err = r.entries, r.err
+	} else {
+		entries, err = decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
+	}
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}
