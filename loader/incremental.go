@@ -301,8 +301,12 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 
 	// early is a return before the previous snapshot is used: the read
 	// is waited for (nothing is left running) and let go.
+	var feedsRead chan struct{} // the changed feeds' read, when on a goroutine
 	early := func(why string, err error) (*incrementalFeeds, string, error) {
 		<-snapRead
+		if feedsRead != nil {
+			<-feedsRead
+		}
 		snap, prevCVE = nil, nil
 		return nil, why, err
 	}
@@ -346,6 +350,76 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			changed = append(changed, i)
 		}
 	}
+	// The changed feeds, in order, as readFeeds reads them.
+	var prev *previousNVD // nvd.zst's facts (below)
+	byID := map[string]*feedWinner{}
+	known := 0 // records of them not decoded
+	var knownErr, feedErr error
+	readChanged := func(byHash map[recHash]int) {
+		prevMod := func(j int) (time.Time, error) { return parseNVDTime(prev.lines[j].LastModified) }
+		for _, i := range changed {
+			at := int32(pos[i])
+			var isKnown func(raw []byte) bool
+			if byHash != nil {
+				isKnown = func(raw []byte) bool {
+					h := recordHash(raw)
+					j, ok := byHash[h]
+					if !ok {
+						return false
+					}
+					mod, err := prevMod(j)
+					if err != nil {
+						knownErr = err
+						return false
+					}
+					id := prev.lines[j].ID
+					w := byID[id]
+					if w == nil {
+						w = &feedWinner{}
+						byID[id] = w
+					}
+					if w.offer(mod, h, at) {
+						w.rec, w.same = nil, 1+j
+					}
+					known++
+					return true
+				}
+			}
+			fi, err := readFeedKnown(feeds[i], isKnown, func(fr *feedRecord) error {
+				w := byID[fr.cve.Name]
+				if w == nil {
+					w = &feedWinner{}
+					byID[fr.cve.Name] = w
+				}
+				if w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
+					fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
+					w.rec, w.same = fr, 0
+				}
+				return nil
+			})
+			if err != nil {
+				feedErr = err
+				return
+			}
+			if knownErr != nil {
+				return
+			}
+			infos[i] = fi
+		}
+	}
+	// The changed feeds are read while nvd.zst's facts are (below),
+	// unless they are a large share of the feeds (a new day): their
+	// records are then looked up among the previous snapshot's by their
+	// bytes, which takes its facts.
+	changedBytes, all := feedBytes(infos, changed)
+	byRecord := changedBytes > all/10
+	if !byRecord {
+		feedsRead = make(chan struct{})
+		go func() {
+			defer close(feedsRead)
+			readChanged(nil)
+		}()
+	}
 	var rf recordFiles
 	if len(records) == 0 {
 		if m.Newest != nil && m.Newest.CVE5 != nil || m.Aliases != "" {
@@ -360,8 +434,8 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return early(why, nil)
 		}
 	}
-	prev, why := readPreviousNVD(opt.Previous, m, inputs)
-	if prev == nil {
+	var why string
+	if prev, why = readPreviousNVD(opt.Previous, m, inputs); prev == nil {
 		return early(why, nil)
 	}
 	// The records of the previous snapshot by their bytes, when the
@@ -370,7 +444,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	// not decoded again.
 	var prevHash []recHash
 	var byHash map[recHash]int
-	if changedBytes, all := feedBytes(infos, changed); changedBytes > all/10 {
+	if byRecord {
 		if prevHash, err = prev.hashes(); err != nil {
 			switch why := waitSnap(); why {
 			case "":
@@ -386,60 +460,12 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			byHash[h] = j
 		}
 	}
-	prevMod := func(j int) (time.Time, error) { return parseNVDTime(prev.lines[j].LastModified) }
 
-	// The changed feeds, in order, as readFeeds reads them.
-	byID := map[string]*feedWinner{}
-	known := 0 // records of them not decoded
-	var knownErr, feedErr error
-	for _, i := range changed {
-		at := int32(pos[i])
-		var isKnown func(raw []byte) bool
-		if byHash != nil {
-			isKnown = func(raw []byte) bool {
-				h := recordHash(raw)
-				j, ok := byHash[h]
-				if !ok {
-					return false
-				}
-				mod, err := prevMod(j)
-				if err != nil {
-					knownErr = err
-					return false
-				}
-				id := prev.lines[j].ID
-				w := byID[id]
-				if w == nil {
-					w = &feedWinner{}
-					byID[id] = w
-				}
-				if w.offer(mod, h, at) {
-					w.rec, w.same = nil, 1+j
-				}
-				known++
-				return true
-			}
-		}
-		fi, err := readFeedKnown(feeds[i], isKnown, func(fr *feedRecord) error {
-			w := byID[fr.cve.Name]
-			if w == nil {
-				w = &feedWinner{}
-				byID[fr.cve.Name] = w
-			}
-			if w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
-				fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
-				w.rec, w.same = fr, 0
-			}
-			return nil
-		})
-		if err != nil {
-			feedErr = err
-			break
-		}
-		if knownErr != nil {
-			break
-		}
-		infos[i] = fi
+	if feedsRead != nil {
+		<-feedsRead
+		feedsRead = nil
+	} else {
+		readChanged(byHash)
 	}
 	// The previous snapshot's problems first, as when it was read
 	// before the feeds.
