@@ -119,7 +119,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	// refused here rather than at serve time) and written as they are
 	// made, a batch at a time, rather than held all at once beside the
 	// CVEs they come from; the index is built from the file once the
-	// CVEs are let go (see below).
+	// CVEs are let go (see below), or, when the file is laid out over a
+	// previous snapshot's, from its copied lines as they were read then
+	// and the chunks written after them (see entriesOver).
 	cw, err := newChunkWriter(filepath.Join(tmp, dataFiles[keyCVEs]), enc)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
