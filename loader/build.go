@@ -225,19 +225,27 @@ func Build(opt BuildOptions) (Manifest, error) {
 		return Manifest{}, err
 	}
 	defer os.RemoveAll(tmpDir)
-	if err := nvd.spill(tmpDir, enc); err != nil {
+	// An incremental build writes them on a goroutine while it assigns
+	// the ids and makes the diff, which do not need them (see
+	// spillBeside); the write waits for them.
+	var spilled func() error
+	if incremental {
+		spilled = spillBeside(nvd, tmpDir, enc)
+		defer spilled() // nothing left running on an error return
+		enc = nil
+	} else if err := nvd.spill(tmpDir, enc); err != nil {
 		return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
 	}
 	// Closed now, not at the end: its buffers (32 MB) are let go before
 	// the write makes its own.
-	enc.Close()
-	enc = nil
+	if enc != nil {
+		enc.Close()
+		enc = nil
+	}
 	if !incremental {
 		// The records as read, packed and written are let go: likewise.
 		runtime.GC()
 		stage("pack NVD records", packedDetail)
-	} else {
-		stage("write NVD records", packedDetail)
 	}
 	dates := inputDates(cweDate, cves)
 	var recordInfo []FileInfo
@@ -398,6 +406,12 @@ func Build(opt BuildOptions) (Manifest, error) {
 		out.aliasSum = aliasSum // else the alias file mapped nothing
 	}
 	recordFroms = nil
+	if spilled != nil {
+		if err := spilled(); err != nil {
+			return Manifest{}, fmt.Errorf("loader: build %s: %w", opt.Out, err)
+		}
+		stage("write NVD records", packedDetail+" (written beside the ids and the diff: the time waited for them)")
+	}
 	m, err := write(opt.Out, d, ids, opt.Time, inputs, dates, refreshOf, opt.Force, epss, epssFile, nvd, cold, carried, base, true, out)
 	if err != nil {
 		return m, err

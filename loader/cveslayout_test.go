@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,102 @@ func TestCVEsOverlayChain(t *testing.T) {
 		if k != 3 && m.Counts.CVEs != cves {
 			t.Errorf("day %d: the manifest counts %d CVEs, want %d", k, m.Counts.CVEs, cves)
 		}
+		if k != 3 {
+			checkEntriesOver(t, k, prev, built)
+		}
 	})
+}
+
+// checkEntriesOver checks entriesOver on day k of the chain: the entries
+// of the snapshot built over prev are those decodeEntries reads from the
+// file, with the lines copied from prev taken from its bodies as read
+// (a kept body swapped there shows in them), the whole file decoded when
+// a copied chunk is not prev's, and a chunk written after them that does
+// not match its sum refused.
+func checkEntriesOver(t *testing.T, k int, prev, built string) {
+	t.Helper()
+	dec, err := decoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := readPrevious(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := cvesBaseOf(s)
+	if base == nil || base.bodies == nil {
+		t.Fatalf("day %d: no base bodies of %s", k, prev)
+	}
+	m := readManifestT(t, built)
+	fi := m.Files[keyCVEs]
+	lay, err := readCVEsLayout(built, m, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := decodeEntries(built, fi, lay, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := entriesOver(built, fi, lay, base, dec)
+	if err != nil {
+		t.Fatalf("day %d: %v", k, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("day %d: entriesOver's entries are not those of %s decoded", k, fi.Name)
+	}
+	// The base's positions are not the new ones (a CVE added or dropped
+	// before others moves them): the same base, its positions reversed,
+	// gives the same entries.
+	reversed := *base
+	reversed.lay = &cvesLayout{base: base.lay.base, chunks: base.lay.chunks, cves: base.lay.cves, owners: slices.Clone(base.lay.owners)}
+	reversed.bodies = make([][]byte, len(base.bodies))
+	last := int32(len(base.bodies) - 1)
+	for n, j := range reversed.lay.owners {
+		if j >= 0 {
+			reversed.lay.owners[n] = last - j
+			reversed.bodies[last-j] = base.bodies[j]
+		}
+	}
+	if got, err := entriesOver(built, fi, lay, &reversed, dec); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("day %d: the base's positions reversed: %v, the file's entries: %v", k, err, reflect.DeepEqual(got, want))
+	}
+	// Two bodies of the base swapped, at lines kept: the entries follow.
+	var kept []int32 // positions, in the base, of two lines kept
+	for n, p := range lay.owners[:len(base.lay.owners)] {
+		if j := base.lay.owners[n]; p >= 0 && j >= 0 && len(kept) < 2 {
+			kept = append(kept, j)
+		}
+	}
+	if len(kept) < 2 {
+		t.Fatalf("day %d: %d lines kept", k, len(kept))
+	}
+	swapped := *base
+	swapped.bodies = slices.Clone(base.bodies)
+	swapped.bodies[kept[0]], swapped.bodies[kept[1]] = base.bodies[kept[1]], base.bodies[kept[0]]
+	if got, err := entriesOver(built, fi, lay, &swapped, dec); err != nil || reflect.DeepEqual(got, want) {
+		t.Fatalf("day %d: the base's bodies swapped: %v, the entries unchanged: %v", k, err, reflect.DeepEqual(got, want))
+	}
+	// A copied chunk whose sum is not the base's: the file is decoded.
+	other := swapped
+	other.fi.Chunks = slices.Clone(base.fi.Chunks)
+	other.fi.Chunks[0].SHA256 = strings.Repeat("0", 64)
+	if got, err := entriesOver(built, fi, lay, &other, dec); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("day %d: a copied chunk not the base's: %v, the file's entries: %v", k, err, reflect.DeepEqual(got, want))
+	}
+	// A chunk written after the base's, corrupted.
+	if len(fi.Chunks) == len(base.fi.Chunks) {
+		t.Fatalf("day %d: no chunk after the base's", k)
+	}
+	bad := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(built, fi.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-3] ^= 0x55
+	writeAs(t, data, bad, fi.Name)
+	if _, err := entriesOver(bad, fi, lay, base, dec); err == nil || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("day %d: a chunk after the base's corrupted: %v, want a sum error", k, err)
+	}
 }
 
 // TestCVEsLayoutLines: the layout file's lines, written and parsed back,

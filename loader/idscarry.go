@@ -65,6 +65,18 @@ func readCarriedIDs(dir string, fi FileInfo, dec *zstd.Decoder, t *idTables) (*c
 			return nil, fmt.Errorf("chunk %d: not the %d bytes and %d records the manifest gives", i+1, ch.Bytes, ch.Records)
 		}
 	}
+	// The CPE table's map made at its size (the lines of the chunks
+	// starting with a CPE line: each chunk holds one table's lines), not
+	// grown as read (a third of its making at 400k).
+	cpes := 0
+	for i, data := range c.chunks {
+		if bytes.HasPrefix(data, []byte(`{"table":"cpe",`)) {
+			cpes += fi.Chunks[i].Records
+		}
+	}
+	if len(t.cpe) == 0 && cpes > 0 {
+		t.cpe = make(map[string]int64, cpes)
+	}
 	table := -1 // the table of the lines so far; len(idTableNames): "next"
 	for i := range c.tables {
 		c.tables[i] = carriedTable{first: -1, next: 1}

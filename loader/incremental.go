@@ -256,6 +256,61 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			return nil, fmt.Sprintf("feed %d is %s, the previous snapshot's was %s", i+1, filepath.Base(p), was.Name), nil
 		}
 	}
+	// The previous snapshot, which the build reads anyway: its CVEs are
+	// those of the records carried over. Their bodies are kept as
+	// stored, and carried over as such, when this vulnd writes them so
+	// (a snapshot of its own format, which Validate checks to hold the
+	// bodies this vulnd encodes); only those of the CVEs that changed
+	// are decoded, for the diff. It is read while the inputs are hashed,
+	// nvd.zst's facts read and the changed feeds decoded (below), which
+	// do not need it: at 400k, 0.7, 1.4 and 1.3 s of work of the main
+	// goroutine, one after the other before it was read.
+	var (
+		snap     *Snapshot
+		snapErr  error
+		prevCVE  map[string]int
+		snapRead = make(chan struct{})
+	)
+	go func() {
+		defer close(snapRead)
+		if snap, snapErr = readPrevious(opt.Previous); snapErr != nil {
+			return
+		}
+		prevCVE = make(map[string]int, len(snap.Data.CVEs))
+		for i := range snap.Data.CVEs {
+			prevCVE[snap.Data.CVEs[i].Name] = i
+		}
+	}()
+	// waitSnap waits for the previous snapshot and says why the build
+	// cannot go on with it ("": it can; "-": the full build says what
+	// is wrong).
+	waitSnap := func() string {
+		<-snapRead
+		switch {
+		case snapErr != nil:
+			return "-"
+		case snap.ID != prevID:
+			return "the previous snapshot changed while it was read"
+		case m.Version != writeVersion:
+			if err := snap.decodeAll(); err != nil {
+				return "-"
+			}
+		}
+		return ""
+	}
+
+	// early is a return before the previous snapshot is used: the read
+	// is waited for (nothing is left running) and let go.
+	var feedsRead chan struct{} // the changed feeds' read, when on a goroutine
+	early := func(why string, err error) (*incrementalFeeds, string, error) {
+		<-snapRead
+		if feedsRead != nil {
+			<-feedsRead
+		}
+		snap, prevCVE = nil, nil
+		return nil, why, err
+	}
+
 	// The feeds are hashed on every core, and the record files with
 	// them (see sameRecordInputs).
 	hashed := make([]bool, len(feeds))
@@ -286,7 +341,7 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 	for i, p := range feeds {
 		was := m.Inputs[pos[i]]
 		if !hashed[i] {
-			return nil, fmt.Sprintf("%s is not a regular file", p), nil
+			return early(fmt.Sprintf("%s is not a regular file", p), nil)
 		}
 		fi := infos[i]
 		if fi.Size == was.Size && fi.SHA256 == was.SHA256 {
@@ -295,41 +350,131 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 			changed = append(changed, i)
 		}
 	}
+	// The changed feeds, in order, as readFeeds reads them.
+	var prev *previousNVD // nvd.zst's facts (below)
+	byID := map[string]*feedWinner{}
+	known := 0 // records of them not decoded
+	var knownErr, feedErr error
+	readChanged := func(byHash map[recHash]int) {
+		prevMod := func(j int) (time.Time, error) { return parseNVDTime(prev.lines[j].LastModified) }
+		for _, i := range changed {
+			at := int32(pos[i])
+			var isKnown func(raw []byte) bool
+			if byHash != nil {
+				isKnown = func(raw []byte) bool {
+					h := recordHash(raw)
+					j, ok := byHash[h]
+					if !ok {
+						return false
+					}
+					mod, err := prevMod(j)
+					if err != nil {
+						knownErr = err
+						return false
+					}
+					id := prev.lines[j].ID
+					w := byID[id]
+					if w == nil {
+						w = &feedWinner{}
+						byID[id] = w
+					}
+					if w.offer(mod, h, at) {
+						w.rec, w.same = nil, 1+j
+					}
+					known++
+					return true
+				}
+			}
+			fi, err := readFeedKnown(feeds[i], isKnown, func(fr *feedRecord) error {
+				w := byID[fr.cve.Name]
+				if w == nil {
+					w = &feedWinner{}
+					byID[fr.cve.Name] = w
+				}
+				if w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
+					fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
+					w.rec, w.same = fr, 0
+				}
+				return nil
+			})
+			if err != nil {
+				feedErr = err
+				return
+			}
+			if knownErr != nil {
+				return
+			}
+			infos[i] = fi
+		}
+	}
+	// The changed feeds are read while nvd.zst's facts are (below),
+	// unless they are a large share of the feeds (a new day): their
+	// records are then looked up among the previous snapshot's by their
+	// bytes, which takes its facts.
+	changedBytes, all := feedBytes(infos, changed)
+	byRecord := changedBytes > all/10
+	if !byRecord {
+		feedsRead = make(chan struct{})
+		go func() {
+			defer close(feedsRead)
+			readChanged(nil)
+		}()
+	}
 	var rf recordFiles
 	if len(records) == 0 {
 		if m.Newest != nil && m.Newest.CVE5 != nil || m.Aliases != "" {
-			return nil, "the previous snapshot holds CVE JSON 5 records", nil
+			return early("the previous snapshot holds CVE JSON 5 records", nil)
 		}
 	} else {
 		if m.Version < cve5FromVersion || m.Version != writeVersion {
-			return nil, fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil
+			return early(fmt.Sprintf("the previous snapshot is of format %d, which does not say which input each CVE JSON 5 record came from", m.Version), nil)
 		}
 		var why string
 		if rf, why = sameRecordInputs(opt.Feeds, pos, was, m, aliasSum, recordInfo); why != "" {
-			return nil, why, nil
+			return early(why, nil)
 		}
 	}
-	prev, why := readPreviousNVD(opt.Previous, m, inputs)
-	if prev == nil {
-		return nil, why, nil
+	var why string
+	if prev, why = readPreviousNVD(opt.Previous, m, inputs); prev == nil {
+		return early(why, nil)
 	}
-	// The previous snapshot, which the build reads anyway: its CVEs are
-	// those of the records carried over. Their bodies are kept as
-	// stored, and carried over as such, when this vulnd writes them so
-	// (a snapshot of its own format, which Validate checks to hold the
-	// bodies this vulnd encodes); only those of the CVEs that changed
-	// are decoded, for the diff.
-	snap, err := readPrevious(opt.Previous)
-	if err != nil {
+	// The records of the previous snapshot by their bytes, when the
+	// changed feeds are a large share of the feeds (a new day, when NVD
+	// writes every yearly feed again): a record read again as it was is
+	// not decoded again.
+	var prevHash []recHash
+	var byHash map[recHash]int
+	if byRecord {
+		if prevHash, err = prev.hashes(); err != nil {
+			switch why := waitSnap(); why {
+			case "":
+				return nil, "", err
+			case "-":
+				return nil, "", nil // the full build says what is wrong
+			default:
+				return nil, why, nil
+			}
+		}
+		byHash = make(map[recHash]int, len(prevHash))
+		for j, h := range prevHash {
+			byHash[h] = j
+		}
+	}
+
+	if feedsRead != nil {
+		<-feedsRead
+		feedsRead = nil
+	} else {
+		readChanged(byHash)
+	}
+	// The previous snapshot's problems first, as when it was read
+	// before the feeds.
+	switch why := waitSnap(); why {
+	case "":
+	case "-":
 		return nil, "", nil // the full build says what is wrong
-	}
-	if snap.ID != prevID {
-		return nil, "the previous snapshot changed while it was read", nil
-	}
-	if m.Version != writeVersion {
-		if err := snap.decodeAll(); err != nil {
-			return nil, "", nil
-		}
+	default:
+		return nil, why, nil
 	}
 	stage("read previous", plural(len(snap.Data.CVEs), "CVE", "CVEs")+", "+plural(len(snap.Data.Reports), "report", "reports"))
 	// From here, a build that reads every feed has the previous snapshot
@@ -340,79 +485,11 @@ func readFeedsIncremental(opt BuildOptions, feeds, records []string, aliases *Al
 		}
 		return &incrementalFeeds{prev: snap, fallback: true}, why, nil
 	}
-	prevCVE := make(map[string]int, len(snap.Data.CVEs))
-	for i := range snap.Data.CVEs {
-		prevCVE[snap.Data.CVEs[i].Name] = i
+	if feedErr != nil {
+		return nil, "", feedErr
 	}
-
-	// The records of the previous snapshot by their bytes, when the
-	// changed feeds are a large share of the feeds (a new day, when NVD
-	// writes every yearly feed again): a record read again as it was is
-	// not decoded again.
-	var prevHash []recHash
-	var byHash map[recHash]int
-	if changedBytes, all := feedBytes(infos, changed); changedBytes > all/10 {
-		if prevHash, err = prev.hashes(); err != nil {
-			return nil, "", err
-		}
-		byHash = make(map[recHash]int, len(prevHash))
-		for j, h := range prevHash {
-			byHash[h] = j
-		}
-	}
-	prevMod := func(j int) (time.Time, error) { return parseNVDTime(prev.lines[j].LastModified) }
-
-	// The changed feeds, in order, as readFeeds reads them.
-	byID := map[string]*feedWinner{}
-	known := 0 // records of them not decoded
-	for _, i := range changed {
-		at := int32(pos[i])
-		var isKnown func(raw []byte) bool
-		var knownErr error
-		if byHash != nil {
-			isKnown = func(raw []byte) bool {
-				h := recordHash(raw)
-				j, ok := byHash[h]
-				if !ok {
-					return false
-				}
-				mod, err := prevMod(j)
-				if err != nil {
-					knownErr = err
-					return false
-				}
-				id := prev.lines[j].ID
-				w := byID[id]
-				if w == nil {
-					w = &feedWinner{}
-					byID[id] = w
-				}
-				if w.offer(mod, h, at) {
-					w.rec, w.same = nil, 1+j
-				}
-				known++
-				return true
-			}
-		}
-		fi, err := readFeedKnown(feeds[i], isKnown, func(fr *feedRecord) error {
-			w := byID[fr.cve.Name]
-			if w == nil {
-				w = &feedWinner{}
-				byID[fr.cve.Name] = w
-			}
-			if w.offer(fr.modified, recordHash(fr.nvd.Raw), at) {
-				fr.nvd.Raw = bytes.Clone(fr.nvd.Raw)
-				w.rec, w.same = fr, 0
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, "", err
-		}
-		if knownErr != nil {
-			return fallback(fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr))
-		}
-		infos[i] = fi
+	if knownErr != nil {
+		return fallback(fmt.Sprintf("the previous snapshot's %s: %v", fileNVDFacts, knownErr))
 	}
 
 	// Each CVE's winner: carried over (prev index) or read now.

@@ -224,6 +224,23 @@ func (p *nvdPacked) spill(dir string, enc *zstd.Encoder) error {
 	return nil
 }
 
+// spillBeside spills p into dir (see spill) on a goroutine, then closes
+// enc, which nothing else may use; the function returned waits for it
+// and returns its error (each call the same).
+func spillBeside(p *nvdPacked, dir string, enc *zstd.Encoder) func() error {
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		err = p.spill(dir, enc)
+		enc.Close()
+	}()
+	return func() error {
+		<-done
+		return err
+	}
+}
+
 // spillDir is a temporary directory beside out, on its file system, for
 // what a build writes before the snapshot's own directory is made.
 func spillDir(out string) (string, error) {

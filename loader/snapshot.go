@@ -297,6 +297,10 @@ type Snapshot struct {
 	// textHash is, for a snapshot read by readPrevious, the hash
 	// (recordHash) of each line of its text table (strings.jsonl.zst).
 	textHash []recHash
+	// textChunks are, with textHash, the text table's chunks as decoded
+	// then, which a build takes the lines of texts from (prevTexts)
+	// rather than decoding the table a second time.
+	textChunks [][]byte
 }
 
 // dataFiles are the data files m lists: those of its format version, and

@@ -208,6 +208,28 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 		return nil, nil, fmt.Errorf("loader: snapshot %s: %w", dir, err)
 	}
 	owners := s.cvesLayout.owners
+	// A build's read (light, of its own format) takes the id tables as
+	// stored (see readCarriedIDs): a second of one goroutine's work at
+	// 400k (the CPE table's map), done while the bodies are decoded.
+	var (
+		carried    *carriedIDs
+		carriedErr error
+		idsRead    chan struct{}
+	)
+	if light && m.Version == writeVersion {
+		idsRead = make(chan struct{})
+		go func() {
+			defer close(idsRead)
+			carried, carriedErr = readCarriedIDs(dir, m.Files[keyIDs], dec, s.ids)
+		}()
+	}
+	waitIDs := func() {
+		if idsRead != nil {
+			<-idsRead
+			idsRead = nil
+		}
+	}
+	defer waitIDs() // on an error return, nothing is left running
 	bodies := make([][]byte, s.cvesLayout.cves)
 	d.CVEs = make([]index.CVE, s.cvesLayout.cves)
 	s.bodyHash = make([]recHash, s.cvesLayout.cves)
@@ -236,7 +258,8 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 	}
 	if light && m.Version == writeVersion {
 		// The tables as stored, but the CPEs' (see readCarriedIDs).
-		if s.ids.prev, err = readCarriedIDs(dir, m.Files[keyIDs], dec, s.ids); err != nil {
+		waitIDs()
+		if s.ids.prev, err = carried, carriedErr; err != nil {
 			return nil, nil, wrap(keyIDs, err)
 		}
 	}
@@ -259,10 +282,14 @@ func readSnapshot(dir string, old, light bool) (*Snapshot, [][]byte, error) {
 			// the table by these (see prevTexts).
 			lineHash = make([]recHash, m.Files[keyStrings].Records)
 		}
-		if s.details, err = decodeDetailsHashing(dir, m, len(d.CVEs), dec, false, lineHash); err != nil {
+		var chunks [][]byte
+		if light {
+			chunks = make([][]byte, len(m.Files[keyStrings].Chunks))
+		}
+		if s.details, err = decodeDetailsKeeping(dir, m, len(d.CVEs), dec, false, lineHash, chunks); err != nil {
 			return nil, nil, err
 		}
-		s.textHash = lineHash
+		s.textHash, s.textChunks = lineHash, chunks
 	}
 	if s.epss, err = decodeEPSSFile(dir, m, dec); err != nil {
 		return nil, nil, err
@@ -417,6 +444,13 @@ func decodeDetails(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy boo
 // not) to the hash (recordHash) of each line of the text table as
 // stored.
 func decodeDetailsHashing(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy bool, lineHash []recHash) (*index.Details, error) {
+	return decodeDetailsKeeping(dir, m, cves, dec, lazy, lineHash, nil)
+}
+
+// decodeDetailsKeeping is decodeDetailsHashing, also keeping in chunks
+// (nil: not; else one per chunk of the text table) each chunk of the text
+// table as decoded.
+func decodeDetailsKeeping(dir string, m Manifest, cves int, dec *zstd.Decoder, lazy bool, lineHash []recHash, chunks [][]byte) (*index.Details, error) {
 	wrap := func(key string, err error) error {
 		return fmt.Errorf("loader: snapshot %s: %s: %w", dir, m.Files[key].Name, err)
 	}
@@ -460,7 +494,17 @@ func decodeDetailsHashing(dir string, m Manifest, cves int, dec *zstd.Decoder, l
 			})
 		}
 	}
-	if err := decodeChunks(dir, sfi, dec, true, parse); err != nil {
+	if chunks != nil {
+		if len(chunks) != len(sfi.Chunks) {
+			return nil, wrap(keyStrings, fmt.Errorf("%d chunks, %d kept", len(sfi.Chunks), len(chunks)))
+		}
+		each := parse
+		parse = func(c int, raw, data []byte) error {
+			chunks[c] = data // a buffer of its own: decoded without reuse
+			return each(c, raw, data)
+		}
+	}
+	if err := decodeChunks(dir, sfi, dec, chunks == nil, parse); err != nil {
 		return nil, wrap(keyStrings, err)
 	}
 	fi := m.Files[keyDetails]

@@ -119,7 +119,9 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	// refused here rather than at serve time) and written as they are
 	// made, a batch at a time, rather than held all at once beside the
 	// CVEs they come from; the index is built from the file once the
-	// CVEs are let go (see below).
+	// CVEs are let go (see below), or, when the file is laid out over a
+	// previous snapshot's, from its copied lines as they were read then
+	// and the chunks written after them (see entriesOver).
 	cw, err := newChunkWriter(filepath.Join(tmp, dataFiles[keyCVEs]), enc)
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %s: %w", dir, dataFiles[keyCVEs], err)
@@ -174,6 +176,35 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 		cold.cpeIDs = nil // the CPE ids, kept for the bodies
 	}
 	carried = nil
+	// Laid out over a previous snapshot's bodies, the index's entries
+	// are made while the other files are written: those copied as stored
+	// are scanned as they were decoded when it was read, the others
+	// decoded from the chunks written after them (see entriesOver), which
+	// takes little memory more. Otherwise the whole file is decoded once
+	// the build's CVEs are let go (below).
+	type entriesRead struct {
+		entries []index.CVEEntry
+		err     error
+	}
+	var early chan entriesRead
+	if base != nil {
+		early = make(chan entriesRead, 1)
+		go func(fi FileInfo, base *cvesBase) {
+			dec, err := decoder()
+			if err != nil {
+				early <- entriesRead{nil, fmt.Errorf("zstd: %w", err)}
+				return
+			}
+			e, err := entriesOver(tmp, fi, lay, base, dec)
+			early <- entriesRead{e, err}
+		}(m.Files[keyCVEs], base)
+		defer func() {
+			if early != nil {
+				<-early // nothing left running on an error return
+			}
+		}()
+		base = nil
+	}
 	writePhase("bodies written")
 	// The details are built once the bodies are written, in their order:
 	// the texts they hold whole (the affected entries' JSON of CVE JSON 5
@@ -239,16 +270,53 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 			line func(int) ([]byte, error)
 		}{keyEPSS, epss.Len(), func(i int) ([]byte, error) { return epss.appendLine(nil, i), nil }})
 	}
-	for _, f := range files {
+	// The text table (180 MB at 400k with records, most of the time
+	// of these files: compressed, and in a refresh the previous table
+	// decoded first) is written on a goroutine of its own while the
+	// others are made (their lines, the metrics' and reports' JSON,
+	// take one goroutine's time); an error is the first file's in the
+	// list's order, as when they were written one after the other.
+	type written struct {
+		fi  FileInfo
+		err error
+	}
+	results := make([]written, len(files))
+	var textsDone chan struct{}
+	for k, f := range files {
 		name := dataFiles[f.key]
 		if f.key == keyEPSS {
 			name = fileEPSS
 		}
-		fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
-		if err != nil {
-			return m, fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
+		write := func() {
+			fi, err := writeDataFile(filepath.Join(tmp, name), enc, f.n, f.line)
+			if err != nil {
+				err = fmt.Errorf("loader: build %s: %s: %w", dir, name, err)
+			}
+			results[k] = written{fi, err}
 		}
-		m.Files[f.key] = fi
+		if f.key == keyStrings {
+			textsDone = make(chan struct{})
+			go func() {
+				defer close(textsDone)
+				write()
+			}()
+			continue
+		}
+		if write(); results[k].err != nil {
+			break
+		}
+	}
+	if textsDone != nil {
+		<-textsDone
+	}
+	for k, f := range files {
+		if results[k].err != nil {
+			return m, results[k].err
+		}
+		if results[k].fi.Name == "" {
+			break // not written: an earlier file failed
+		}
+		m.Files[f.key] = results[k].fi
 	}
 	files, withMetrics = nil, nil
 	if recs.texts != nil {
@@ -294,7 +362,14 @@ func write(dir string, d *index.Data, ids *idTables, builtAt time.Time, inputs [
 	if err != nil {
 		return m, fmt.Errorf("loader: zstd: %w", err)
 	}
-	entries, err := decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
+	var entries []index.CVEEntry
+	if early != nil {
+		r := <-early
+		early = nil
+		entries, err = r.entries, r.err
+	} else {
+		entries, err = decodeEntries(tmp, m.Files[keyCVEs], lay, dec)
+	}
 	if err != nil {
 		return m, fmt.Errorf("loader: build %s: %w", dir, err)
 	}

@@ -42,6 +42,10 @@ type prevTexts struct {
 	chunks []textChunk
 	firsts []int
 	dec    *zstd.Decoder
+	// kept are the table's chunks as decoded when the previous snapshot
+	// was read (their sums checked then), which read takes instead of
+	// decoding the file again; nil: none kept.
+	kept [][]byte
 }
 
 // textChunk is a decoded chunk of the text table and where its lines
@@ -60,7 +64,7 @@ func newPrevTexts(snap *Snapshot, lineHash []recHash) (*prevTexts, string, error
 	if len(lineHash) != fi.Records {
 		return nil, fmt.Sprintf("the previous snapshot's %s: %d lines read of %d", fileStrings, len(lineHash), fi.Records), nil
 	}
-	p := &prevTexts{details: snap.details, dir: snap.Dir, fi: fi, byHash: make(map[recHash]uint32, len(lineHash))}
+	p := &prevTexts{details: snap.details, dir: snap.Dir, fi: fi, byHash: make(map[recHash]uint32, len(lineHash)), kept: snap.textChunks}
 	for j, h := range lineHash {
 		if _, ok := p.byHash[h]; ok {
 			return nil, fmt.Sprintf("the previous snapshot's %s lists a text twice (line %d)", fileStrings, j+1), nil
@@ -123,7 +127,7 @@ func (p *prevTexts) read() error {
 		p.firsts[i+1] = p.firsts[i] + c.Records
 	}
 	chunks := make([]textChunk, len(p.fi.Chunks))
-	if err := decodeChunks(p.dir, p.fi, p.dec, false, func(c int, _, data []byte) error {
+	split := func(c int, _, data []byte) error {
 		at := make([]int, 1, p.fi.Chunks[c].Records+1)
 		for rest, off := data, 0; len(rest) > 0; {
 			i := bytes.IndexByte(rest, '\n')
@@ -139,7 +143,24 @@ func (p *prevTexts) read() error {
 		}
 		chunks[c] = textChunk{data: data, at: at}
 		return nil
-	}); err != nil {
+	}
+	if kept := p.kept; len(kept) == len(p.fi.Chunks) {
+		p.kept = nil
+		errs := index.OnCores(len(kept), func() func(int) error {
+			return func(c int) error {
+				if int64(len(kept[c])) != p.fi.Chunks[c].Bytes {
+					return fmt.Errorf("chunk %d: %d bytes kept, the manifest says %d", c+1, len(kept[c]), p.fi.Chunks[c].Bytes)
+				}
+				if err := split(c, nil, kept[c]); err != nil {
+					return fmt.Errorf("chunk %d: %w", c+1, err)
+				}
+				return nil
+			}
+		})
+		if err := index.FirstError(errs); err != nil {
+			return fmt.Errorf("the previous snapshot's %s: %w", fileStrings, err)
+		}
+	} else if err := decodeChunks(p.dir, p.fi, p.dec, false, split); err != nil {
 		return fmt.Errorf("the previous snapshot's %s: %w", fileStrings, err)
 	}
 	p.chunks = chunks
@@ -147,4 +168,4 @@ func (p *prevTexts) read() error {
 }
 
 // close lets p's table go.
-func (p *prevTexts) close() { p.chunks = nil }
+func (p *prevTexts) close() { p.chunks, p.kept = nil, nil }
