@@ -424,15 +424,7 @@ func entriesOver(dir string, fi FileInfo, lay *cvesLayout, base *cvesBase, dec *
 			if err != nil {
 				return fmt.Errorf("%s: chunk %d: %w", fi.Name, k+1, err)
 			}
-			return eachLine(data, firsts[k], func(n int, line []byte) error {
-				p := lay.owners[n]
-				if p < 0 {
-					return nil
-				}
-				e, err := index.ScanCVE(line)
-				out[p] = e
-				return err
-			})
+			return eachLine(data, firsts[k], lay.scanInto(out))
 		}
 	})
 	if err := index.FirstError(errs); err != nil {

@@ -416,7 +416,17 @@ func decodeRecords[T any](dir string, fi FileInfo, dec *zstd.Decoder) ([]T, erro
 // a dead line is not read.
 func decodeEntries(dir string, fi FileInfo, lay *cvesLayout, dec *zstd.Decoder) ([]index.CVEEntry, error) {
 	out := make([]index.CVEEntry, lay.cves)
-	if err := eachRecord(dir, fi, dec, func(n int, line []byte) error {
+	if err := eachRecord(dir, fi, dec, lay.scanInto(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanInto returns what each line n of cves.jsonl.zst laid out as lay
+// says is made: the index entry of the CVE that owns it, in out (by
+// name); a dead line is not read.
+func (lay *cvesLayout) scanInto(out []index.CVEEntry) func(n int, line []byte) error {
+	return func(n int, line []byte) error {
 		p := lay.owners[n]
 		if p < 0 {
 			return nil
@@ -424,10 +434,7 @@ func decodeEntries(dir string, fi FileInfo, lay *cvesLayout, dec *zstd.Decoder) 
 		e, err := index.ScanCVE(line)
 		out[p] = e
 		return err
-	}); err != nil {
-		return nil, err
 	}
-	return out, nil
 }
 
 // decodeDetails decodes a snapshot's details files: the text table, one
