@@ -59,6 +59,9 @@ var (
 	errBatchTooBig        = newAPIError(http.StatusRequestEntityTooLarge, "body is larger than 256 KiB")
 	errNotLoaded          = newAPIError(http.StatusServiceUnavailable, "no snapshot is loaded")
 	errInternal           = newAPIError(http.StatusInternalServerError, "internal error")
+	// errGone ends a request whose client went while it waited for its
+	// turn (see bigPageTurn): no one reads it.
+	errGone = newAPIError(http.StatusServiceUnavailable, "the request ended before its turn came")
 )
 
 // indexErrors are the errors of the index's lookups as the API answers

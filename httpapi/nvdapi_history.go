@@ -46,7 +46,13 @@ func nvdHistory(c call, dst []byte) (result, error) {
 	if t, ok := c.ix.Meta().BuiltTime(); ok {
 		at = t
 	}
-	b, err := c.ix.AppendHistoryPage(dst, c.ix.SearchHistory(&q), start, size, at)
+	r := c.ix.SearchHistory(&q)
+	done, err := bigPageTurn(c, r.Len(), start, size)
+	if err != nil {
+		return result{}, err
+	}
+	b, err := c.ix.AppendHistoryPage(dst, r, start, size, at)
+	done()
 	if err != nil {
 		return result{}, err
 	}

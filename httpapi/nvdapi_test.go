@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	stdjson "encoding/json"
 	"io"
 	"net/http"
@@ -532,4 +533,71 @@ func FuzzNVDQuery(f *testing.F) {
 			t.Fatalf("?%s: status %d: %s", query, rec.Code, body)
 		}
 	})
+}
+
+// TestNVDBigPagesTakeTurns: pages of bigPageItems records or more are
+// composed by as many requests at once as bigPageSlots has tokens; the
+// others wait for a turn, smaller pages do not, and a request whose
+// client goes while it waits gives its turn up.
+func TestNVDBigPagesTakeTurns(t *testing.T) {
+	srv := newTestServer(t, sampleCVE5Index(t))
+	for range cap(bigPageSlots) { // every turn taken
+		bigPageSlots <- struct{}{}
+	}
+	held := cap(bigPageSlots)
+	defer func() {
+		for ; held > 0; held-- {
+			<-bigPageSlots
+		}
+	}()
+	type answer struct {
+		status, records int
+		err             error
+	}
+	get := func(ctx context.Context, q string) answer {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+NVDPath+"?"+q, nil)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			return answer{err: err}
+		}
+		defer res.Body.Close()
+		var p nvdPage
+		err = stdjson.NewDecoder(res.Body).Decode(&p)
+		return answer{res.StatusCode, len(p.Vulnerabilities), err}
+	}
+	// Small pages answer while every turn is taken: 10 records, and the
+	// 86 left from startIndex 100 of the sample's 186.
+	for q, want := range map[string]int{"resultsPerPage=10": 10, "startIndex=100": 186 - 100, "cveId=CVE-2024-47177": 1} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		a := get(ctx, q)
+		cancel()
+		if a.err != nil || a.status != http.StatusOK || a.records != want {
+			t.Fatalf("%s while big pages wait: %d, %d records (%v), want 200 and %d", q, a.status, a.records, a.err, want)
+		}
+	}
+	// A client that goes while it waits: its turn is not taken.
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan answer, 1)
+	go func() { gone <- get(ctx, "startIndex=0") }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if a := <-gone; a.err == nil {
+		t.Fatalf("a cancelled big page answered %d with %d records", a.status, a.records)
+	}
+	// A big page waits for a turn, and is answered once one is free.
+	got := make(chan answer, 1)
+	go func() { got <- get(context.Background(), "resultsPerPage=2000") }()
+	select {
+	case a := <-got:
+		t.Fatalf("a page of 186 records answered (%d, %d records, %v) while every turn was taken", a.status, a.records, a.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-bigPageSlots
+	held--
+	if a := <-got; a.err != nil || a.status != http.StatusOK || a.records != 186 {
+		t.Fatalf("the big page once a turn was free: %d, %d records, %v; want 200 and 186", a.status, a.records, a.err)
+	}
+	if n := len(bigPageSlots); n != held {
+		t.Errorf("%d turns taken after the answers, want the test's %d: a request kept its turn", n, held)
+	}
 }
