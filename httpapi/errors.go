@@ -60,7 +60,7 @@ var (
 	errNotLoaded          = newAPIError(http.StatusServiceUnavailable, "no snapshot is loaded")
 	errInternal           = newAPIError(http.StatusInternalServerError, "internal error")
 	// errGone ends a request whose client went while it waited for its
-	// turn (see bigPageTurn): no one reads it.
+	// turn (see inTurn): no one reads it.
 	errGone = newAPIError(http.StatusServiceUnavailable, "the request ended before its turn came")
 )
 

@@ -61,32 +61,32 @@ var (
 )
 
 // bigPageItems is the number of items from which a page of NVD's APIs is
-// a big one (see bigPageTurn).
+// a big one (see inTurn).
 const bigPageItems = 100
 
 // bigPageSlots holds a token for each big page being composed: as many
 // as the cores the server may run on.
 var bigPageSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
-// bigPageTurn waits, when the page of at most size of total items from
-// start is a big one, until fewer big pages than cores are being
-// composed, and returns the function that ends its turn (called once
-// the page is composed, before it is written). A page of NVD's 2,000
-// records is some 10 MB, grown by doubling as it is composed: composed
-// by every connection at once (32 at 400k CVEs in make bench-load), they
-// took vulnd's RSS from 1.36 to 1.91 GB, while their CPU, the only thing
-// they wait for, is no more than the cores'. A request whose client
-// goes while it waits ends there.
-func bigPageTurn(c call, total, start, size int) (done func(), err error) {
-	if min(size, total-min(start, total)) < bigPageItems {
-		return func() {}, nil
+// inTurn returns what compose gives; when the page of at most size of
+// total items from start is a big one, it first waits until fewer big
+// pages than cores are being composed, and its turn ends once compose
+// returns (before the page is written), panic or not. A page of NVD's
+// 2,000 records is some 10 MB, grown by doubling as it is composed:
+// composed by every connection at once (32 at 400k CVEs in make
+// bench-load), they took vulnd's RSS from 1.36 to 1.91 GB, while their
+// CPU, the only thing they wait for, is no more than the cores'. A
+// request whose client goes while it waits ends there.
+func inTurn(c call, total, start, size int, compose func() ([]byte, error)) ([]byte, error) {
+	if min(size, total-min(start, total)) >= bigPageItems {
+		select {
+		case bigPageSlots <- struct{}{}:
+			defer func() { <-bigPageSlots }()
+		case <-c.r.Context().Done():
+			return nil, errGone
+		}
 	}
-	select {
-	case bigPageSlots <- struct{}{}:
-		return func() { <-bigPageSlots }, nil
-	case <-c.r.Context().Done():
-		return nil, errGone
-	}
+	return compose()
 }
 
 // nvdFlags are the parameters NVD takes without a value.
@@ -107,12 +107,7 @@ func nvdCVEs(c call, dst []byte) (result, error) {
 		at = t
 	}
 	r := c.ix.SearchNVD(&q)
-	done, err := bigPageTurn(c, r.Len(), start, size)
-	if err != nil {
-		return result{}, err
-	}
-	b, err := c.ix.AppendNVDPage(dst, r, start, size, at)
-	done()
+	b, err := inTurn(c, r.Len(), start, size, func() ([]byte, error) { return c.ix.AppendNVDPage(dst, r, start, size, at) })
 	if err != nil {
 		return result{}, err
 	}

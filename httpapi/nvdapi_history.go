@@ -47,12 +47,7 @@ func nvdHistory(c call, dst []byte) (result, error) {
 		at = t
 	}
 	r := c.ix.SearchHistory(&q)
-	done, err := bigPageTurn(c, r.Len(), start, size)
-	if err != nil {
-		return result{}, err
-	}
-	b, err := c.ix.AppendHistoryPage(dst, r, start, size, at)
-	done()
+	b, err := inTurn(c, r.Len(), start, size, func() ([]byte, error) { return c.ix.AppendHistoryPage(dst, r, start, size, at) })
 	if err != nil {
 		return result{}, err
 	}
